@@ -1,0 +1,279 @@
+"""OpenAI chat-completions dialect: `choices[].delta.tool_calls[]` keyed by `index`.
+
+Maps each wire fragment to a lane (a slot in `StreamState.calls`) and names every
+way the stream departs from the textbook shape. Lane numbers equal the provider's
+`index` unless the provider reuses or omits indexes; then a new call takes the
+next free lane.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .events import Channel
+from .sse import SSEEvent
+from .state import CallSlot, StreamState
+
+DONE = "[DONE]"
+TEXT_FIELDS = (
+    ("content", Channel.CONTENT),
+    ("reasoning_content", Channel.REASONING),
+    ("reasoning", Channel.REASONING),
+    ("refusal", Channel.REFUSAL),
+)
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def preview(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
+class ChatCompletionsDialect:
+    name = "openai-chat"
+
+    def __init__(self, state: StreamState) -> None:
+        self.state = state
+        self._lane_of_index: dict[int, int] = {}
+        self._highest_index = -1
+        self._latest: CallSlot | None = None
+        self._lanes_seen: set[int] = set()
+        self._done = False
+        self._complete_response = False
+        self._event = 0
+        self._t = 0.0
+
+    # -- entry points ---------------------------------------------------------
+    def on_event(self, event: SSEEvent, t: float) -> None:
+        self._event, self._t = event.number, t
+        data = event.data
+        if self._done:
+            self._note("data-after-done", None, f"event {event.number} arrived after [DONE]")
+        if data.strip() == DONE:
+            self._on_done()
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            self._note("data-not-json", None, f"event {event.number}: {preview(data)!r}")
+            return
+        self.on_chunk(chunk)
+
+    def on_chunk(self, chunk: Any) -> None:
+        if not isinstance(chunk, dict):
+            self._note("unexpected-shape", None, f"data is not an object: {preview(str(chunk))}")
+            return
+        if chunk.get("error"):
+            self._on_error(chunk["error"])
+            return
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            self._note("unexpected-shape", None, "chunk has no choices list")
+            return
+        for choice in choices:
+            self._on_choice(choice, "delta")
+
+    def on_completion(self, body: Any) -> None:
+        """A non-streaming `chat.completion`: its tool calls arrive complete, so they
+        need no accumulator and none of the streaming checks apply."""
+        self._complete_response = True
+        if isinstance(body, dict) and body.get("error"):
+            self._on_error(body["error"])
+            return
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            self.state.fail("JSON response is not a chat completion (no choices)")
+            return
+        message = choices[0].get("message")
+        message = message if isinstance(message, dict) else {}
+        for key, channel in TEXT_FIELDS:
+            if isinstance(message.get(key), str):
+                self.state.append_text(channel, message[key])
+        for call in message.get("tool_calls") or []:
+            self._on_complete_call(call if isinstance(call, dict) else {})
+        reason = choices[0].get("finish_reason")
+        self.state.finish(None if reason is None else str(reason), "complete response")
+
+    def _on_complete_call(self, call: dict[str, Any]) -> None:
+        function = call.get("function")
+        function = function if isinstance(function, dict) else {}
+        lane = self.state.next_free_index()
+        slot = self.state.start_call(lane, call.get("id") or None, function.get("name"), self._t)
+        self.state.append_fragment(slot, self._arguments_text(slot, function), 0, self._t)
+
+    def on_end(self) -> None:
+        if self._complete_response:
+            return
+        if self.state.finished and not self._done and self.state.error is None:
+            self._note("done-missing", None, "stream ended without data: [DONE]")
+        for slot in self.state.calls.values():
+            if slot.call_id is None:
+                self._note("id-missing", slot.index, "the call never received an id")
+            if slot.name is None:
+                self._note("name-missing", slot.index, "the call never received a function name")
+
+    # -- pieces ---------------------------------------------------------------
+    def _on_done(self) -> None:
+        self._done = True
+        if not self.state.finished:
+            self._note("finish-missing", None, "[DONE] arrived without a finish_reason")
+            self.state.finish(None, DONE)
+
+    def _on_error(self, error: Any) -> None:
+        message = error.get("message") if isinstance(error, dict) else None
+        detail = str(message or compact_json(error))
+        self._note("error-event", None, detail)
+        self.state.fail(f"error in stream: {detail}")
+
+    def _on_choice(self, choice: Any, body_key: str) -> None:
+        if not isinstance(choice, dict):
+            self._note("unexpected-shape", None, "choice is not an object")
+            return
+        if choice.get("index", 0) != 0:
+            self._note("extra-choice", None, f"choice {choice.get('index')!r} ignored (n > 1)")
+            return
+        delta = choice.get(body_key) or {}
+        if isinstance(delta, dict):
+            self._on_delta(delta)
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            self._on_finish_reason(str(reason))
+
+    def _on_delta(self, delta: dict[str, Any]) -> None:
+        for key, channel in TEXT_FIELDS:
+            value = delta.get(key)
+            if isinstance(value, str):
+                self.state.append_text(channel, value)
+        tool_calls = delta.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for fragment in tool_calls:
+                if isinstance(fragment, dict):
+                    self._on_tool_fragment(fragment)
+                else:
+                    self._note("unexpected-shape", None, "tool_calls item is not an object")
+
+    def _on_finish_reason(self, reason: str) -> None:
+        if self.state.finished and reason == self.state.finish_reason:
+            return
+        if reason == "stop" and self.state.calls:
+            self._note(
+                "finish-stop-with-tools", None, 'finish_reason "stop" on a turn with tool calls'
+            )
+        if reason == "tool_calls" and not self.state.calls:
+            self._note(
+                "finish-tools-without-calls", None, 'finish_reason "tool_calls" but no tool calls'
+            )
+        self.state.finish(reason, "finish_reason")
+
+    # -- tool-call fragments --------------------------------------------------
+    def _on_tool_fragment(self, fragment: dict[str, Any]) -> None:
+        function = fragment.get("function")
+        function = function if isinstance(function, dict) else {}
+        call_id = fragment.get("id") or None
+        name = function.get("name") or None
+        index = fragment.get("index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            slot = self._slot_by_index(index, call_id)
+        else:
+            slot = self._slot_without_index(call_id, index)
+        is_new = slot.index not in self._lanes_seen
+        self._lanes_seen.add(slot.index)
+        self._latest = slot
+        self._check_identity(slot, call_id, name, is_new)
+        self.state.append_fragment(slot, self._arguments_text(slot, function), self._event, self._t)
+
+    def _slot_by_index(self, index: int, call_id: str | None) -> CallSlot:
+        lane = self._lane_of_index.get(index)
+        if lane is None:
+            self._check_gap(index)
+            lane = index if index not in self.state.calls else self.state.next_free_index()
+            return self._start(index, lane, call_id)
+        slot = self.state.calls[lane]
+        if call_id and slot.call_id and call_id != slot.call_id:
+            return self._restart_at_index(index, slot, call_id)
+        return slot
+
+    def _restart_at_index(self, index: int, previous: CallSlot, call_id: str) -> CallSlot:
+        lane = self.state.next_free_index()
+        unfinished = previous.length > 0 and not previous.completion.complete
+        kind = "id-changed" if unfinished else "index-reused"
+        how = "mid-arguments" if unfinished else "after its call"
+        self._note(
+            kind,
+            lane,
+            f"index {index} reused {how} by id {call_id!r} (was {previous.call_id!r}); "
+            f"new call in lane {lane}",
+        )
+        return self._start(index, lane, call_id)
+
+    def _slot_without_index(self, call_id: str | None, index: Any) -> CallSlot:
+        shown = "no index" if index is None else f"index {index!r} is not an integer"
+        if call_id:
+            for slot in self.state.calls.values():
+                if slot.call_id == call_id:
+                    self._note("index-missing", slot.index, f"{shown}; joined call {call_id!r}")
+                    return slot
+        elif self._latest is not None:
+            self._note(
+                "index-missing", self._latest.index, f"{shown} and no id; continued the latest call"
+            )
+            return self._latest
+        lane = self.state.next_free_index()
+        self._note("index-missing", lane, f"{shown}; new call in lane {lane}")
+        return self.state.start_call(lane, call_id, None, self._t)
+
+    def _start(self, index: int, lane: int, call_id: str | None) -> CallSlot:
+        self._lane_of_index[index] = lane
+        self._highest_index = max(self._highest_index, index)
+        return self.state.start_call(lane, call_id, None, self._t)
+
+    def _check_gap(self, index: int) -> None:
+        if index > self._highest_index + 1:
+            after = (
+                "as the first index"
+                if self._highest_index < 0
+                else (f"after index {self._highest_index}")
+            )
+            self._note("index-gap", index, f"index {index} {after}")
+
+    def _check_identity(
+        self, slot: CallSlot, call_id: str | None, name: str | None, is_new: bool
+    ) -> None:
+        """Only the first fragment should carry id and name; later ones never overwrite."""
+        late_id = call_id if call_id and slot.call_id is None else None
+        late_name = name if name and slot.name is None else None
+        if late_id or late_name:
+            self.state.identify(slot, late_id, late_name)
+        if is_new:
+            return
+        if late_id:
+            self._note("id-late", slot.index, f"id {late_id!r} arrived after the first fragment")
+        elif call_id:
+            self._note("id-repeated", slot.index, f"id {call_id!r} sent again in a later fragment")
+        if late_name:
+            self._note(
+                "name-late", slot.index, f"name {late_name!r} arrived after the first fragment"
+            )
+        elif name == slot.name and name:
+            self._note("name-repeated", slot.index, f"name {name!r} sent again in a later fragment")
+        elif name:
+            self._note(
+                "name-changed", slot.index, f"name {name!r} ignored; kept the first, {slot.name!r}"
+            )
+
+    def _arguments_text(self, slot: CallSlot, function: dict[str, Any]) -> str:
+        arguments = function.get("arguments")
+        if arguments is None or isinstance(arguments, str):
+            return arguments or ""
+        self._note(
+            "arguments-object",
+            slot.index,
+            f"arguments sent as {type(arguments).__name__}, not a string; serialised",
+        )
+        return compact_json(arguments)
+
+    def _note(self, kind: str, index: int | None, detail: str) -> None:
+        self.state.note(kind, index, detail, self._event)

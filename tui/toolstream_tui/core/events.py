@@ -1,0 +1,147 @@
+"""The typed events the stream core emits, in the order things happened.
+
+A consumer (the headless report, the Textual app) can rebuild everything it
+shows from these events plus the `StreamState` they were applied to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Channel(StrEnum):
+    CONTENT = "content"
+    REASONING = "reasoning"
+    REFUSAL = "refusal"
+
+
+class Status(StrEnum):
+    STREAMING = "streaming"
+    FINISHED = "finished"
+    TRUNCATED = "truncated"
+    ERROR = "error"
+
+
+@dataclass(slots=True)
+class Anomaly:
+    """A deviation from the textbook stream. Repeats of the same kind on the same
+    call are counted, not listed again."""
+
+    kind: str
+    index: int | None
+    detail: str
+    event: int | None = None
+    count: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "index": self.index,
+            "detail": self.detail,
+            "event": self.event,
+            "count": self.count,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseOpened:
+    status: int
+    content_type: str
+    mode: str  # "sse", "json" or "body" (a response that is not a stream)
+
+
+@dataclass(frozen=True, slots=True)
+class WireEvent:
+    """One SSE event exactly as it arrived, for the raw log."""
+
+    number: int
+    event: str
+    data: str
+    id: str | None
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class WireComment:
+    text: str
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class TextAppended:
+    channel: Channel
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    index: int
+    call_id: str | None
+    name: str | None
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class CallIdentified:
+    """An id or name arrived after the call's first fragment."""
+
+    index: int
+    call_id: str | None
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FragmentAppended:
+    index: int
+    number: int  # 1-based fragment number within the call
+    text: str
+    event: int
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class CallParsed:
+    """The call's complete arguments were parsed (or failed to) at the finish."""
+
+    index: int
+    arguments: Any
+    error: str | None
+    error_position: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AnomalyRecorded:
+    anomaly: Anomaly
+
+
+@dataclass(frozen=True, slots=True)
+class FinishSeen:
+    """A finish trigger arrived; every call is parsed right after this event."""
+
+    reason: str | None
+    trigger: str  # "finish_reason", "[DONE]" or "end of stream"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnded:
+    status: Status
+    finish_reason: str | None
+    error: str | None
+    trailing: str = field(default="")
+
+
+StreamEvent = (
+    ResponseOpened
+    | WireEvent
+    | WireComment
+    | TextAppended
+    | CallStarted
+    | CallIdentified
+    | FragmentAppended
+    | CallParsed
+    | AnomalyRecorded
+    | FinishSeen
+    | StreamEnded
+)

@@ -1,0 +1,85 @@
+"""The final report: one JSON-ready dict per stream, and the exit code it implies."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .events import Status
+from .state import CallSlot, StreamState
+from .visible import escaped
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INCOMPLETE = 2
+
+
+def call_report(slot: CallSlot) -> dict[str, Any]:
+    return {
+        "index": slot.index,
+        "id": slot.call_id,
+        "name": slot.name,
+        "arguments_raw": slot.arguments_raw,
+        "arguments": slot.arguments if slot.parsed and slot.error is None else None,
+        "error": slot.error,
+        "error_position": slot.error_position,
+        "fragments": len(slot.fragments),
+    }
+
+
+def build_report(state: StreamState) -> dict[str, Any]:
+    return {
+        "source": state.source,
+        "dialect": state.dialect,
+        "status": state.status.value,
+        "finish_reason": state.finish_reason,
+        "text": "".join(state.text),
+        "reasoning": "".join(state.reasoning),
+        "refusal": "".join(state.refusal),
+        "tool_calls": [call_report(state.calls[index]) for index in sorted(state.calls)],
+        "anomalies": [anomaly.as_dict() for anomaly in state.anomalies],
+        "events": state.events,
+        "bytes": state.bytes_received,
+        "http_status": state.http_status,
+        "body": state.body,
+        "trailing": state.trailing,
+        "error": state.error,
+    }
+
+
+def report_json(state: StreamState) -> str:
+    """The report as printed by --headless and written by the app's export."""
+    return json.dumps(build_report(state), ensure_ascii=False, indent=2) + "\n"
+
+
+def exit_code(state: StreamState) -> int:
+    if state.status is Status.ERROR:
+        return EXIT_FAILED
+    if state.status is Status.TRUNCATED or not state.all_calls_parsed:
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def parses_alone(fragment: str) -> bool:
+    """Would this fragment parse as JSON by itself? (Almost never — which is why
+    fragments are accumulated and parsed once, at the finish.)"""
+    try:
+        json.loads(fragment)
+    except ValueError:
+        return False
+    return True
+
+
+def fragment_rows(slot: CallSlot, count: int, limit: int) -> list[dict[str, Any]]:
+    """The first `count` fragments of a call (at most `limit`), as the inspector shows them."""
+    return [
+        {
+            "number": number + 1,
+            "event": slot.fragment_events[number],
+            "t": slot.fragment_times[number],
+            "length": len(slot.fragments[number]),
+            "text": escaped(slot.fragments[number]),
+            "parses_alone": parses_alone(slot.fragments[number]),
+        }
+        for number in range(min(count, len(slot.fragments), limit))
+    ]

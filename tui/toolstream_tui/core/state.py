@@ -1,0 +1,227 @@
+"""The per-index accumulator: one slot per tool call, text channels, anomalies,
+and the stream's end state. Dialect decoders drive it through its methods; each
+method records the `StreamEvent`s it caused in `outbox` for the consumer.
+
+Arguments are appended fragment by fragment (never assigned) and parsed once,
+strictly, when the finish arrives.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .completeness import JsonCompletion
+from .events import (
+    Anomaly,
+    AnomalyRecorded,
+    CallIdentified,
+    CallParsed,
+    CallStarted,
+    Channel,
+    FinishSeen,
+    FragmentAppended,
+    Status,
+    StreamEnded,
+    StreamEvent,
+    TextAppended,
+)
+
+TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
+INTERRUPTED_CALL_ERROR = "stream failed before the finish; arguments are incomplete"
+
+
+@dataclass(slots=True)
+class CallSlot:
+    index: int
+    call_id: str | None
+    name: str | None
+    started_at: float
+    fragments: list[str] = field(default_factory=list)
+    fragment_events: list[int] = field(default_factory=list)
+    fragment_times: list[float] = field(default_factory=list)
+    length: int = 0
+    completion: JsonCompletion = field(default_factory=JsonCompletion)
+    parsed: bool = False
+    arguments: Any = None
+    error: str | None = None
+    error_position: int | None = None
+    _raw: str | None = None
+
+    @property
+    def arguments_raw(self) -> str:
+        if self._raw is None or len(self._raw) != self.length:
+            self._raw = "".join(self.fragments)
+        return self._raw
+
+    def append(self, text: str, event: int, t: float) -> None:
+        self.fragments.append(text)
+        self.fragment_events.append(event)
+        self.fragment_times.append(t)
+        self.length += len(text)
+
+    def parse(self) -> None:
+        raw = self.arguments_raw
+        self.parsed = True
+        self.error = self.error_position = None
+        if raw.strip() == "":
+            self.arguments = {}
+            return
+        try:
+            self.arguments = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self.arguments = None
+            self.error = f"invalid JSON arguments: {exc}"
+            self.error_position = exc.pos
+
+
+@dataclass(slots=True)
+class StreamState:
+    source: str
+    dialect: str
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
+    calls: dict[int, CallSlot] = field(default_factory=dict)
+    anomalies: list[Anomaly] = field(default_factory=list)
+    status: Status = Status.STREAMING
+    finish_reason: str | None = None
+    finish_trigger: str | None = None
+    error: str | None = None
+    http_status: int | None = None
+    body: str | None = None
+    trailing: str = ""
+    events: int = 0
+    bytes_received: int = 0
+    outbox: list[StreamEvent] = field(default_factory=list)
+    _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
+
+    # -- text ---------------------------------------------------------------
+    def append_text(self, channel: Channel, text: str) -> None:
+        if not text:
+            return
+        self.channel_parts(channel).append(text)
+        self.outbox.append(TextAppended(channel, text))
+
+    def channel_parts(self, channel: Channel) -> list[str]:
+        return {
+            Channel.CONTENT: self.text,
+            Channel.REASONING: self.reasoning,
+            Channel.REFUSAL: self.refusal,
+        }[channel]
+
+    # -- calls --------------------------------------------------------------
+    def next_free_index(self) -> int:
+        index = 0
+        while index in self.calls:
+            index += 1
+        return index
+
+    def start_call(self, index: int, call_id: str | None, name: str | None, t: float) -> CallSlot:
+        slot = CallSlot(index=index, call_id=call_id, name=name, started_at=t)
+        self.calls[index] = slot
+        self.outbox.append(CallStarted(index, call_id, name, t))
+        if self.finish_trigger is not None:
+            self.note(
+                "call-after-finish", index, f"call {index} started after the finish", self.events
+            )
+        return slot
+
+    def identify(self, slot: CallSlot, call_id: str | None, name: str | None) -> None:
+        """Set an id or name that the call's first fragment lacked."""
+        if call_id:
+            slot.call_id = call_id
+        if name:
+            slot.name = name
+        self.outbox.append(CallIdentified(slot.index, slot.call_id, slot.name))
+
+    def append_fragment(self, slot: CallSlot, text: str, event: int, t: float) -> None:
+        if not text:
+            return
+        offset = slot.length
+        slot.append(text, event, t)
+        self.outbox.append(FragmentAppended(slot.index, len(slot.fragments), text, event, t))
+        if slot.completion.feed(text, offset):
+            self.note(
+                "fragment-after-complete-json",
+                slot.index,
+                f"fragment {len(slot.fragments)} arrived after the arguments already formed "
+                f"complete JSON at char {slot.completion.complete_at} (two calls merged into one?)",
+                event,
+            )
+        if slot.parsed:
+            slot.parsed = False
+            self.note(
+                "fragment-after-finish",
+                slot.index,
+                f"fragment {len(slot.fragments)} arrived after the finish; parsed again at the end",
+                event,
+            )
+
+    # -- anomalies ----------------------------------------------------------
+    def note(self, kind: str, index: int | None, detail: str, event: int | None) -> None:
+        known = self._anomaly_keys.get((kind, index))
+        if known is not None:
+            known.count += 1
+            return
+        anomaly = Anomaly(kind, index, detail, event)
+        self._anomaly_keys[(kind, index)] = anomaly
+        self.anomalies.append(anomaly)
+        self.outbox.append(AnomalyRecorded(anomaly))
+
+    # -- finish and end -----------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.finish_trigger is not None
+
+    def finish(self, reason: str | None, trigger: str) -> None:
+        """A finish trigger arrived: parse every call's buffer, once."""
+        if self.finished:
+            if reason is not None and self.finish_reason is None:
+                self.finish_reason = reason
+            return
+        self.finish_reason = reason
+        self.finish_trigger = trigger
+        self.outbox.append(FinishSeen(reason, trigger))
+        self._parse_pending_calls()
+
+    def fail(self, message: str) -> None:
+        if self.error is None:
+            self.error = message
+
+    def end(self, trailing: str = "") -> None:
+        """The byte stream is over: settle the status."""
+        self.trailing = trailing
+        if self.error is not None:
+            self.status = Status.ERROR
+            if not self.finished:
+                self._mark_calls_unfinished(INTERRUPTED_CALL_ERROR)
+        elif self.finished:
+            self.status = Status.FINISHED
+            self._parse_pending_calls()
+        else:
+            self.status = Status.TRUNCATED
+            self._mark_calls_unfinished(TRUNCATED_CALL_ERROR)
+        self.outbox.append(StreamEnded(self.status, self.finish_reason, self.error, trailing))
+
+    def _mark_calls_unfinished(self, reason: str) -> None:
+        for slot in self.calls.values():
+            slot.error = reason
+
+    def _parse_pending_calls(self) -> None:
+        for index in sorted(self.calls):
+            slot = self.calls[index]
+            if not slot.parsed:
+                slot.parse()
+                self.outbox.append(
+                    CallParsed(index, slot.arguments, slot.error, slot.error_position)
+                )
+
+    def drain(self) -> list[StreamEvent]:
+        events, self.outbox = self.outbox, []
+        return events
+
+    @property
+    def all_calls_parsed(self) -> bool:
+        return all(slot.parsed and slot.error is None for slot in self.calls.values())
