@@ -1,0 +1,167 @@
+"""Command line: pick a source, then print a headless report or open the app.
+
+Headless mode never imports Textual, so it starts fast in scripts and CI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from toolstream_stubs import ScenarioNotFound, list_scenarios, load_scenario
+
+from .core import StreamSession, exit_code
+from .core.events import Status
+from .core.report import report_json
+from .sources import Source, pump
+from .sources.http import HttpRequest, HttpSource
+from .sources.recording import source_items
+from .sources.replay import ReplaySource
+from .sources.stub import StubSource
+
+PROG = "toolstream-tui"
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Watch LLM tool calls stream in over Server-Sent Events. "
+        "With no source, watches the embedded stub server's 'demo' scenario.",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--url", help="SSE endpoint to request (OpenAI-compatible chat completions)"
+    )
+    source.add_argument("--replay", metavar="FILE", type=Path, help="replay a recorded stream")
+    source.add_argument("--scenario", metavar="NAME", help="embedded stub scenario (default: demo)")
+    parser.add_argument("--list-scenarios", action="store_true", help="list stub scenarios")
+    request = parser.add_argument_group("request (with --url)")
+    request.add_argument("-X", "--method", help="HTTP method (default: GET, or POST with --data)")
+    request.add_argument("-d", "--data", help="request body, or @FILE to read it from a file")
+    request.add_argument(
+        "-H", "--header", action="append", default=[], help="'Name: value' (repeatable)"
+    )
+    request.add_argument("--timeout", type=float, default=60.0, help="seconds (default: 60)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="pace of replay and stub: 1 = recorded pace, 0 = as fast as possible",
+    )
+    parser.add_argument("--record", metavar="FILE", type=Path, help="record what is received")
+    parser.add_argument("--headless", action="store_true", help="print a JSON report, no UI")
+    return parser
+
+
+def parse_headers(lines: Sequence[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not colon or not name.strip():
+            raise UsageError(f"header {line!r} is not of the form 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def read_body(data: str | None) -> bytes | None:
+    if data is None:
+        return None
+    if not data.startswith("@"):
+        return data.encode()
+    try:
+        return Path(data[1:]).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read request body {data[1:]}: {exc.strerror}") from exc
+
+
+def http_request(args: argparse.Namespace) -> HttpRequest:
+    headers = parse_headers(args.header)
+    body = read_body(args.data)
+    if body is not None and not any(name.lower() == "content-type" for name in headers):
+        headers["Content-Type"] = "application/json"
+    method = (args.method or ("POST" if body is not None else "GET")).upper()
+    return HttpRequest(
+        url=args.url, method=method, headers=headers, body=body, timeout=args.timeout
+    )
+
+
+def build_source(args: argparse.Namespace) -> Source:
+    if args.url:
+        return HttpSource(http_request(args))
+    if args.replay:
+        return ReplaySource(args.replay, speed=args.speed)
+    scenario = args.scenario or "demo"
+    try:
+        load_scenario(scenario)
+    except ScenarioNotFound as exc:
+        names = ", ".join(info.name for info in list_scenarios())
+        raise UsageError(f"unknown scenario {scenario!r}; known: {names}") from exc
+    return StubSource(scenario, speed=args.speed, timeout=args.timeout)
+
+
+def one_line_summary(session: StreamSession) -> str | None:
+    state = session.state
+    if state.status is Status.ERROR:
+        return state.error
+    if state.status is Status.TRUNCATED:
+        return f"stream truncated before the finish after {state.events} events"
+    failed = [slot for slot in state.calls.values() if slot.error]
+    if failed:
+        slot = failed[0]
+        return f"call {slot.index} ({slot.name}): {slot.error}"
+    return None
+
+
+def run_headless(source: Source, record: Path | None) -> int:
+    session = StreamSession(source.label)
+    try:
+        items = source_items(source, record)
+    except OSError as exc:
+        raise UsageError(f"cannot record to {record}: {exc.strerror}") from exc
+    status = None
+    try:
+        asyncio.run(pump(items, session, lambda events: None))
+    except KeyboardInterrupt:
+        session.interrupt("interrupted by the user", 0.0)
+        status = EXIT_INTERRUPTED
+    sys.stdout.write(report_json(session.state))
+    summary = one_line_summary(session)
+    if summary:
+        print(f"{PROG}: {summary}", file=sys.stderr)
+    return status or exit_code(session.state)
+
+
+def print_scenarios() -> None:
+    infos = list_scenarios()
+    width = max(len(info.name) for info in infos)
+    for info in infos:
+        print(f"{info.name:<{width}}  {info.description}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list_scenarios:
+        print_scenarios()
+        return 0
+    try:
+        source = build_source(args)
+        if args.headless:
+            return run_headless(source, args.record)
+        from .app import run_app  # Textual loads only for the UI
+
+        return run_app(source, args.record)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""What every source yields: the response head, body chunks with their arrival
+times, and transport failures. Times are seconds since the source started,
+read from an injectable clock so tests and snapshots are deterministic."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+Clock = Callable[[], float]
+monotonic: Clock = time.monotonic
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseHead:
+    status: int
+    content_type: str
+    reason: str = ""
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class BodyChunk:
+    data: bytes
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class TransportError:
+    """The transport failed. `message` is one line a user can act on."""
+
+    message: str
+    t: float
+
+
+SourceItem = ResponseHead | BodyChunk | TransportError
+
+
+class Source(Protocol):
+    label: str
+
+    def items(self) -> AsyncIterator[SourceItem]: ...
+
+
+class Stopwatch:
+    """Seconds since start, from an injectable clock."""
+
+    def __init__(self, clock: Clock = monotonic) -> None:
+        self._clock = clock
+        self._start = clock()
+
+    def __call__(self) -> float:
+        return self._clock() - self._start

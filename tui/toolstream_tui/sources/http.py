@@ -1,0 +1,93 @@
+"""Streams a response over HTTP with httpx; each read is yielded as it arrives."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+
+import httpx
+from httpx_sse import aconnect_sse
+
+from .base import BodyChunk, Clock, ResponseHead, SourceItem, Stopwatch, TransportError, monotonic
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    url: str
+    method: str = "GET"
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    timeout: float = 60.0
+
+
+def describe_transport_error(exc: Exception, request: HttpRequest) -> str:
+    url = request.url
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"connect timeout after {request.timeout:g}s: {url}"
+    if isinstance(exc, httpx.ReadTimeout):
+        return f"read timeout: no data for {request.timeout:g}s from {url}"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timeout after {request.timeout:g}s: {url}"
+    if isinstance(exc, httpx.ConnectError):
+        causes = list(_causes(exc))
+        tls = next((cause for cause in causes if isinstance(cause, ssl.SSLError)), None)
+        if tls is not None:
+            return f"TLS failure connecting to {url}: {tls}"
+        if any(isinstance(cause, ConnectionRefusedError) for cause in causes):
+            return f"connection refused: {url}"
+        return f"cannot connect to {url}: {exc or type(exc).__name__}"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"connection closed mid-response by {url}: {exc}"
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return f"invalid URL {url!r}: {exc}"
+    return f"{type(exc).__name__} from {url}: {exc}"
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, its causes and contexts, and members of exception groups."""
+    pending, visited = [exc], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        yield current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(link for link in (current.__cause__, current.__context__) if link)
+
+
+class HttpSource:
+    def __init__(self, request: HttpRequest, clock: Clock = monotonic) -> None:
+        self.request = request
+        self.label = request.url
+        self._clock = clock
+
+    async def items(self) -> AsyncIterator[SourceItem]:
+        elapsed = Stopwatch(self._clock)
+        request = self.request
+        timeout = httpx.Timeout(request.timeout)
+        try:
+            async with (
+                httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
+                aconnect_sse(
+                    client,
+                    request.method,
+                    request.url,
+                    headers=dict(request.headers),
+                    content=request.body,
+                ) as event_source,
+            ):
+                response = event_source.response
+                yield ResponseHead(
+                    status=response.status_code,
+                    content_type=response.headers.get("content-type", ""),
+                    reason=response.reason_phrase,
+                    url=str(response.url),
+                    headers=dict(response.headers),
+                )
+                async for chunk in response.aiter_bytes():
+                    yield BodyChunk(chunk, elapsed())
+        except (httpx.HTTPError, ssl.SSLError, OSError) as exc:
+            yield TransportError(describe_transport_error(exc, request), elapsed())

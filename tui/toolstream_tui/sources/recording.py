@@ -1,0 +1,85 @@
+"""Recordings: the response body byte for byte in FILE, and beside it
+FILE.timing.jsonl with the response head, the end offset and arrival time of
+every read, and any transport failure. Both are flushed as they are written so
+a recording survives a cut stream or a quit. `--replay` reads either a bare
+`.sse` body or a body with its timing file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO, Any
+
+from .base import BodyChunk, ResponseHead, Source, SourceItem
+
+FORMAT = "toolstream-recording/1"
+
+
+def timing_path(body_path: Path) -> Path:
+    return body_path.with_name(body_path.name + ".timing.jsonl")
+
+
+class Recorder:
+    def __init__(self, path: Path, source: str) -> None:
+        self.path = path
+        self._source = source
+        self._body: IO[bytes] = path.open("wb")
+        self._timing: IO[str] = timing_path(path).open("w", encoding="utf-8")
+        self._offset = 0
+
+    def write(self, item: SourceItem) -> None:
+        if isinstance(item, ResponseHead):
+            self._line(
+                {
+                    "format": FORMAT,
+                    "source": self._source,
+                    "status": item.status,
+                    "content_type": item.content_type,
+                }
+            )
+        elif isinstance(item, BodyChunk):
+            self._body.write(item.data)
+            self._body.flush()
+            self._offset += len(item.data)
+            self._line({"end": self._offset, "t": round(item.t, 6)})
+        else:
+            self._line({"error": item.message, "t": round(item.t, 6)})
+
+    def _line(self, record: dict[str, Any]) -> None:
+        self._timing.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._timing.flush()
+
+    def close(self) -> None:
+        self._body.close()
+        self._timing.close()
+
+
+async def recorded(
+    items: AsyncIterator[SourceItem], recorder: Recorder
+) -> AsyncIterator[SourceItem]:
+    try:
+        async for item in items:
+            recorder.write(item)
+            yield item
+    finally:
+        recorder.close()
+
+
+def source_items(source: Source, record: Path | None) -> AsyncIterator[SourceItem]:
+    """The source's items, recorded to `record` when given (raises OSError if the
+    recording cannot be opened)."""
+    items = source.items()
+    if record is None:
+        return items
+    return recorded(items, Recorder(record, source.label))
+
+
+def read_timing(body_path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The head record and the per-read records, or (None, []) for a bare body."""
+    path = timing_path(body_path)
+    if not path.exists():
+        return None, []
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    head = records[0] if records and records[0].get("format") == FORMAT else None
+    return head, records[1:] if head else records

@@ -1,0 +1,31 @@
+"""The embedded stub: starts the stub SSE server on a free loopback port and
+watches it over real HTTP, so the first run shows something real."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from toolstream_stubs import StubServer
+
+from .base import Clock, SourceItem, monotonic
+from .http import HttpRequest, HttpSource
+
+
+class StubSource:
+    def __init__(
+        self, scenario: str, speed: float = 1.0, timeout: float = 60.0, clock: Clock = monotonic
+    ) -> None:
+        self.scenario = scenario
+        self.speed = speed
+        self.timeout = timeout
+        self.label = f"stub:{scenario}"
+        self._clock = clock
+
+    async def items(self) -> AsyncIterator[SourceItem]:
+        server = StubServer(self.scenario, speed=self.speed).start()
+        try:
+            request = HttpRequest(url=server.url, method="POST", body=b"{}", timeout=self.timeout)
+            async for item in HttpSource(request, self._clock).items():
+                yield item
+        finally:
+            server.stop()
