@@ -1,0 +1,333 @@
+"""The Textual app: a thin shell that runs the stream in a worker, queues the
+core's events, and hands them to the widgets on a ~30 Hz display tick."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ..core import StreamSession
+from ..core.events import (
+    AnomalyRecorded,
+    CallIdentified,
+    CallParsed,
+    CallStarted,
+    FragmentAppended,
+    ResponseOpened,
+    StreamEnded,
+    StreamEvent,
+    TextAppended,
+    WireComment,
+    WireEvent,
+)
+from ..core.report import fragment_rows, report_json
+from ..core.visible import inert_text
+from ..sources import Source, pump
+from ..sources.base import Clock, monotonic
+from ..sources.recording import source_items
+from .display import DisplayQueue
+from .screens.anomalies import AnomaliesScreen
+from .screens.inspector import ROW_LIMIT, InspectorScreen
+from .widgets.lane import CallLane
+from .widgets.lanes import LaneColumn
+from .widgets.raw_log import RawLog
+from .widgets.status_bar import StatusBar, StatusFacts
+from .widgets.text_pane import TextPane
+
+TICK_SECONDS = 1 / 30
+REPORT_NAME = "toolstream-report.json"
+MAX_BODY_LINES = 20
+
+
+class ToolstreamApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "toolstream-tui"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("space", "toggle_pause", "Pause", id="pause"),
+        Binding("n", "step", "Step", id="step"),
+        Binding("r", "restart", "Restart", id="restart"),
+        Binding("t", "toggle_lane", "Tree/raw", id="toggle-lane"),
+        Binding("T", "toggle_all", "All tree/raw", id="toggle-all", show=False),
+        Binding("l", "toggle_log", "Raw log", id="toggle-log"),
+        Binding("i", "inspect", "Inspect", id="inspect"),
+        Binding("a", "anomalies", "Anomalies", id="anomalies"),
+        Binding("e", "export", "Export", id="export"),
+        Binding("s", "screenshot", "SVG", id="screenshot"),
+        Binding("down,j", "focus_lane(1)", "Next lane", id="next-lane", show=False),
+        Binding("up,k", "focus_lane(-1)", "Previous lane", id="previous-lane", show=False),
+    ]
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        record: Path | None = None,
+        typing_cps: float | None = None,
+        clock: Clock = monotonic,
+        output_dir: Path | None = None,
+        start_paused: bool = False,
+        theme: str = "textual-dark",
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.record = record
+        self.typing_cps = typing_cps
+        self.clock = clock
+        self.output_dir = output_dir or Path.cwd()
+        self.paused = start_paused
+        self.theme = theme
+        self.session = StreamSession(source.label)
+        self.queue = DisplayQueue()
+        self.facts = StatusFacts(source=source.label)
+        self.handled: list[StreamEvent] = []
+        self.stream_ended = False
+        self._dirty_lanes: set[CallLane] = set()
+        self._started = clock()
+        self._last_tick = self._started
+
+    # -- layout ---------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Static(id="error-banner")
+        with Horizontal(id="main"):
+            yield TextPane(self.typing_cps, id="text-pane")
+            yield LaneColumn(id="lanes")
+        yield RawLog(id="raw-log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(TICK_SECONDS, self.tick)
+        self.start_stream()
+
+    @property
+    def lanes(self) -> LaneColumn:
+        return self.query_one(LaneColumn)
+
+    @property
+    def text_pane(self) -> TextPane:
+        return self.query_one(TextPane)
+
+    @property
+    def raw_log(self) -> RawLog:
+        return self.query_one(RawLog)
+
+    @property
+    def settled(self) -> bool:
+        """Everything received has been shown (tests and snapshots wait on this)."""
+        return self.stream_ended and not self.queue and self.text_pane.caught_up
+
+    # -- the stream -------------------------------------------------------------
+    def start_stream(self) -> None:
+        self.session = StreamSession(self.source.label)
+        self.queue = DisplayQueue()
+        self.facts = StatusFacts(source=self.source.label, paused=self.paused)
+        self.stream_ended = False
+        self._started = self._last_tick = self.clock()
+        self.run_stream()
+
+    @work(group="stream", exclusive=True, exit_on_error=False)
+    async def run_stream(self) -> None:
+        session = self.session
+        try:
+            items = source_items(self.source, self.record)
+        except OSError as exc:
+            self.notify(f"cannot record to {self.record}: {exc.strerror}", severity="error")
+            items = self.source.items()
+        try:
+            await pump(items, session, self.queue.push)
+        except Exception as exc:  # a bug or an I/O failure must not kill the screen
+            self.queue.push(session.fail(f"{type(exc).__name__}: {exc}", 0.0))
+
+    # -- the display tick -----------------------------------------------------
+    def tick(self) -> None:
+        now = self.clock()
+        seconds, self._last_tick = now - self._last_tick, now
+        if not self.paused:
+            self.show(self.queue.take_all())
+            self.text_pane.reveal(seconds)
+        self.refresh_display()
+
+    def show(self, events: list[StreamEvent]) -> None:
+        for event in events:
+            self.handle(event)
+        self.handled.extend(events)
+
+    def refresh_display(self) -> None:
+        for lane in self._dirty_lanes:
+            lane.flush()
+        self._dirty_lanes.clear()
+        self.raw_log.flush()
+        if not self.stream_ended:
+            self.facts.elapsed = self.clock() - self._started
+        self.facts.bytes = self.session.state.bytes_received
+        self.query_one(StatusBar).show(self.facts)
+
+    def handle(self, event: StreamEvent) -> None:
+        match event:
+            case WireEvent():
+                self.raw_log.add_event(event)
+                self.facts.events = event.number
+                if self.facts.first_event is None:
+                    self.facts.first_event = event.t
+            case WireComment():
+                self.raw_log.add_comment(event)
+            case TextAppended():
+                self.text_pane.receive(event.channel, event.text)
+            case CallStarted():
+                self.lanes.add_lane(CallLane(event.index, event.call_id, event.name, event.t))
+            case CallIdentified():
+                self.lanes.lanes[event.index].identify(event.call_id, event.name)
+            case FragmentAppended():
+                lane = self.lanes.lanes[event.index]
+                lane.append_fragment(event.text, event.number, event.t)
+                self._dirty_lanes.add(lane)
+            case CallParsed():
+                lane = self.lanes.lanes[event.index]
+                lane.flush()
+                lane.show_parsed(event.arguments, event.error, event.error_position)
+            case AnomalyRecorded():
+                self.facts.anomalies += 1
+                lane = self.lanes.lanes.get(event.anomaly.index or -1)
+                if event.anomaly.index is not None and lane is not None:
+                    lane.add_anomaly(event.anomaly)
+            case ResponseOpened():
+                self.facts.state = "streaming"
+            case StreamEnded():
+                self._on_ended(event)
+
+    def _on_ended(self, event: StreamEnded) -> None:
+        self.stream_ended = True
+        self.facts.state = event.status.value
+        self.facts.elapsed = self.clock() - self._started
+        for lane in self.lanes.ordered():
+            lane.mark_ended(event.status.value, lane_error(self.session, lane.index))
+        if event.trailing:
+            self.raw_log.add_trailing(event.trailing)
+        if event.error:
+            self._show_error(event.error)
+
+    def _show_error(self, error: str) -> None:
+        message = Text(inert_text(error), "bold")
+        body = self.session.state.body
+        if body and self.session.state.http_status and self.session.state.http_status >= 400:
+            lines = inert_text(body).splitlines()[:MAX_BODY_LINES]
+            message.append("\n" + "\n".join(lines), "not bold")
+        banner = self.query_one("#error-banner", Static)
+        banner.update(message)
+        banner.add_class("-shown")
+
+    # -- actions ----------------------------------------------------------------
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        self.facts.paused = self.paused
+        self.refresh_display()
+
+    def action_step(self) -> None:
+        if not self.paused:
+            self.action_toggle_pause()
+        self.show(self.queue.take_step())
+        self.text_pane.reveal(None)
+        self.refresh_display()
+
+    def action_restart(self) -> None:
+        self.workers.cancel_group(self, "stream")
+        self.lanes.clear()
+        self.text_pane.clear()
+        self.raw_log.clear()
+        self.handled.clear()
+        self._dirty_lanes.clear()
+        self.query_one("#error-banner").remove_class("-shown")
+        self.start_stream()
+
+    def action_toggle_lane(self) -> None:
+        lane = self.focused_lane()
+        if lane is not None:
+            lane.toggle_view()
+
+    def action_toggle_all(self) -> None:
+        lanes = [lane for lane in self.lanes.ordered() if lane.parsed]
+        show_tree = not all(lane.show_tree for lane in lanes)
+        for lane in lanes:
+            lane.show_tree = show_tree
+
+    def action_toggle_log(self) -> None:
+        self.raw_log.toggle_class("-shown")
+
+    def action_focus_lane(self, step: int) -> None:
+        lanes = self.lanes.ordered()
+        if not lanes:
+            return
+        current = self.focused_lane()
+        position = lanes.index(current) + step if current in lanes else 0
+        lanes[position % len(lanes)].focus()
+
+    def action_inspect(self) -> None:
+        lane = self.focused_lane()
+        if lane is None:
+            self.notify("no tool call to inspect yet")
+            return
+        slot = self.session.state.calls[lane.index]
+        rows = fragment_rows(slot, lane.fragments, ROW_LIMIT)
+        title = f"fragments of call #{lane.index} {lane.name_ or '?'} · {lane.call_id or 'no id'}"
+        self.push_screen(InspectorScreen(title, rows, lane.fragments))
+
+    def action_anomalies(self) -> None:
+        self.push_screen(AnomaliesScreen(list(self.session.state.anomalies)))
+
+    def action_export(self) -> None:
+        path = self.output_dir / REPORT_NAME
+        try:
+            path.write_text(report_json(self.session.state), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"cannot export to {path}: {exc.strerror}", severity="error")
+            return
+        self.notify(f"report written to {path}")
+
+    def action_screenshot(self) -> None:
+        try:
+            path = self.save_screenshot(path=str(self.output_dir))
+        except OSError as exc:
+            self.notify(f"cannot save screenshot: {exc.strerror}", severity="error")
+            return
+        self.notify(f"screenshot saved to {path}")
+
+    def on_call_lane_selected(self, message: CallLane.Selected) -> None:
+        self.action_inspect()
+
+    def focused_lane(self) -> CallLane | None:
+        focused = self.focused
+        if isinstance(focused, CallLane):
+            return focused
+        lanes = self.lanes.ordered()
+        return lanes[0] if lanes else None
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding) and binding.action != "quit":
+                action = binding.action
+                yield SystemCommand(
+                    binding.description,
+                    f"{binding.description} ({binding.key})",
+                    lambda action=action: self.run_action(action),
+                )
+
+
+def lane_error(session: StreamSession, index: int) -> str | None:
+    slot = session.state.calls.get(index)
+    return slot.error if slot is not None else None
+
+
+def run_app(source: Source, record: Path | None, typing_cps: float | None = None) -> int:
+    ToolstreamApp(source, record=record, typing_cps=typing_cps).run()
+    return 0

@@ -1,0 +1,54 @@
+"""Every deviation from the textbook stream, with where it happened."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Static
+
+from ...core.events import Anomaly
+from ...core.visible import inert
+
+
+class AnomaliesScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    AnomaliesScreen { align: center middle; }
+    AnomaliesScreen > Vertical {
+        width: 90%; height: 75%; border: round $warning; background: $surface; padding: 0 1;
+    }
+    AnomaliesScreen DataTable { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape,q,a", "dismiss", "Close", id="anomalies.close")]
+
+    def __init__(self, anomalies: list[Anomaly]) -> None:
+        super().__init__()
+        self.anomalies = anomalies
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = Text(f"anomalies ({len(self.anomalies)})")
+            if not self.anomalies:
+                yield Static(Text("The stream followed the textbook shape: no anomalies."))
+            yield DataTable(zebra_stripes=True, cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("kind", "lane", "event", "count", "detail")
+        table.add_rows(
+            (
+                Text(anomaly.kind, "yellow"),
+                "-" if anomaly.index is None else anomaly.index,
+                "-" if anomaly.event is None else anomaly.event,
+                anomaly.count,
+                Text(inert(anomaly.detail)),
+            )
+            for anomaly in self.anomalies
+        )
+        table.focus()
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)

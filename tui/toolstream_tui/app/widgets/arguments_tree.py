@@ -1,0 +1,94 @@
+"""A parsed-arguments tree: keys, typed values and array indices. Children are
+added when a node is first expanded, so a 10k-node object opens instantly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from ...core.visible import inert
+
+EAGER_LEVELS = 2
+EAGER_CHILD_LIMIT = 50
+MAX_VALUE_CHARS = 400
+
+
+def value_label(key: str | None, value: Any) -> Text:
+    label = Text()
+    if key is not None:
+        label.append(key, "bold")
+        label.append(": ")
+    label.append_text(_value_text(value))
+    return label
+
+
+def _value_text(value: Any) -> Text:
+    if isinstance(value, dict):
+        return Text(f"{{}} {len(value)} key{'s' if len(value) != 1 else ''}", "dim")
+    if isinstance(value, list):
+        return Text(f"[] {len(value)} item{'s' if len(value) != 1 else ''}", "dim")
+    if isinstance(value, str):
+        shown = inert(value)
+        if len(shown) > MAX_VALUE_CHARS:
+            shown = shown[:MAX_VALUE_CHARS] + f"… ({len(value)} chars)"
+        return Text(f'"{shown}"', "green")
+    if isinstance(value, bool) or value is None:
+        return Text("null" if value is None else str(value).lower(), "magenta italic")
+    return Text(repr(value), "cyan")
+
+
+def _children(value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [(inert(str(key)), item) for key, item in value.items()]
+    if isinstance(value, list):
+        return [(f"[{number}]", item) for number, item in enumerate(value)]
+    return []
+
+
+class ArgumentsTree(Tree[Any]):
+    DEFAULT_CSS = """
+    ArgumentsTree { height: 1fr; background: $surface; padding: 0; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(Text("arguments"), id=id)
+        self.show_root = True
+        self.guide_depth = 2
+
+    def show_value(self, value: Any) -> None:
+        self.clear()
+        self.root.set_label(value_label(None, value))
+        self.root.data = value
+        self._populate(self.root, depth=0)
+        self.root.expand()
+
+    def _populate(self, node: TreeNode[Any], depth: int) -> None:
+        if node.children or not _children(node.data):
+            return
+        for key, item in _children(node.data):
+            if _children(item):
+                child = node.add(value_label(key, item), data=item)
+                if depth + 1 < EAGER_LEVELS and len(_children(item)) <= EAGER_CHILD_LIMIT:
+                    self._populate(child, depth + 1)
+                    child.expand()
+            else:
+                node.add_leaf(value_label(key, item), data=item)
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Any]) -> None:
+        event.stop()
+        self._populate(event.node, depth=EAGER_LEVELS)
+
+    def plain_labels(self) -> list[str]:
+        """Every populated node's label, depth-first (for tests)."""
+        labels: list[str] = []
+
+        def walk(node: TreeNode[Any], depth: int) -> None:
+            labels.append("  " * depth + str(node.label))
+            for child in node.children:
+                walk(child, depth + 1)
+
+        walk(self.root, 0)
+        return labels

@@ -1,0 +1,179 @@
+"""One lane per tool call: the raw argument buffer growing (fragments shaded
+alternately), a counter line, and after the finish the parsed tree — or the
+parse error with its position marked in the buffer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import ContentSwitcher, Static
+
+from ...core.events import Anomaly
+from ...core.visible import inert
+from .arguments_tree import ArgumentsTree
+from .wrapped_view import WrappedView
+
+
+class ArgumentBuffer(WrappedView):
+    COMPONENT_CLASSES = {
+        "argument-buffer--even",
+        "argument-buffer--odd",
+        "argument-buffer--mark",
+    }
+    DEFAULT_CSS = """
+    ArgumentBuffer { background: $surface; }
+    ArgumentBuffer > .argument-buffer--even { color: $text; }
+    ArgumentBuffer > .argument-buffer--odd { color: $text; background: $primary 25%; }
+    ArgumentBuffer > .argument-buffer--mark { background: $error; color: $text; text-style: bold; }
+    """
+
+    def tag_style(self, tag: int) -> Style:
+        parity = "odd" if tag % 2 else "even"
+        return self.get_component_rich_style(f"argument-buffer--{parity}")
+
+    def mark_style(self) -> Style:
+        return self.get_component_rich_style("argument-buffer--mark")
+
+
+class CallLane(Vertical, can_focus=True):
+    """Title: index, function name, id. Subtitle: state and anomaly badge."""
+
+    DEFAULT_CSS = """
+    CallLane {
+        height: 1fr;
+        min-height: 7;
+        border: round $secondary;
+        border-title-color: $text;
+        border-subtitle-color: $text-muted;
+        padding: 0 1;
+    }
+    CallLane:focus { border: round $accent; }
+    CallLane.-parsed { border: round $success; }
+    CallLane.-parsed:focus { border: double $success; }
+    CallLane.-failed, CallLane.-truncated { border: round $error; }
+    CallLane.-failed:focus, CallLane.-truncated:focus { border: double $error; }
+    CallLane.-has-anomalies { border-subtitle-color: $warning; }
+    CallLane > ContentSwitcher { height: 1fr; }
+    CallLane > .lane--error { color: $error; height: auto; max-height: 3; }
+    CallLane > .lane--counter { color: $text-muted; height: 1; }
+    """
+
+    show_tree: reactive[bool] = reactive(False)
+
+    class Selected(Message):
+        def __init__(self, lane: CallLane) -> None:
+            super().__init__()
+            self.lane = lane
+
+    def __init__(self, index: int, call_id: str | None, name: str | None, started: float) -> None:
+        super().__init__(id=f"lane-{index}")
+        self.index = index
+        self.call_id = call_id
+        self.name_ = name
+        self.started = started
+        self.latest = started
+        self.fragments = 0
+        self.chars = 0
+        self.state = "streaming"
+        self.anomalies: list[Anomaly] = []
+        self.arguments: Any = None
+        self.parsed = False
+        # Built here, not in compose, so fragments can arrive before the lane mounts.
+        self.buffer = ArgumentBuffer(id="raw")
+        self.arguments_tree = ArgumentsTree(id="tree")
+        self.error_line = Static(classes="lane--error")
+        self.error_line.display = False
+        self.counter = Static(classes="lane--counter")
+        self._refresh_titles()
+
+    def compose(self) -> ComposeResult:
+        with ContentSwitcher(initial="tree" if self.show_tree else "raw"):
+            yield self.buffer
+            yield self.arguments_tree
+        yield self.error_line
+        yield self.counter
+
+    def on_mount(self) -> None:
+        self.refresh_counter()
+
+    # -- updates from the stream -----------------------------------------------
+
+    def identify(self, call_id: str | None, name: str | None) -> None:
+        self.call_id, self.name_ = call_id, name
+        self._refresh_titles()
+
+    def append_fragment(self, text: str, number: int, t: float) -> None:
+        self.buffer.append(inert(text), number)
+        self.fragments += 1
+        self.chars += len(text)
+        self.latest = t
+
+    def show_parsed(self, arguments: Any, error: str | None, position: int | None) -> None:
+        if error is None:
+            self.parsed = True
+            self.arguments = arguments
+            self.state = "parsed"
+            self.set_class(True, "-parsed")
+            self.arguments_tree.show_value(arguments)
+            self.show_tree = True
+        else:
+            self.state = "invalid JSON"
+            self.set_class(True, "-failed")
+            self._show_error(error)
+            self.buffer.set_mark(position)
+        self._refresh_titles()
+
+    def mark_ended(self, status: str, error: str | None) -> None:
+        """The stream ended before this call was parsed."""
+        if self.parsed or self.state == "invalid JSON":
+            return
+        self.state = status
+        self.set_class(True, "-truncated")
+        if error:
+            self._show_error(error)
+        self._refresh_titles()
+
+    def add_anomaly(self, anomaly: Anomaly) -> None:
+        self.anomalies.append(anomaly)
+        self.set_class(True, "-has-anomalies")
+        self._refresh_titles()
+
+    def toggle_view(self) -> None:
+        if self.parsed:
+            self.show_tree = not self.show_tree
+
+    def watch_show_tree(self, show_tree: bool) -> None:
+        if self.is_mounted:
+            self.query_one(ContentSwitcher).current = "tree" if show_tree else "raw"
+
+    def flush(self) -> None:
+        self.buffer.flush()
+        self.refresh_counter()
+
+    # -- rendering --------------------------------------------------------------
+    def refresh_counter(self) -> None:
+        elapsed = max(0.0, self.latest - self.started)
+        self.counter.update(
+            Text(f"{self.fragments} fragments · {self.chars} chars · {elapsed:.2f}s")
+        )
+
+    def _show_error(self, error: str) -> None:
+        self.error_line.update(Text(inert(error)))
+        self.error_line.display = True
+
+    def _refresh_titles(self) -> None:
+        name = inert(self.name_) if self.name_ else "?"
+        call_id = inert(self.call_id) if self.call_id else "no id"
+        self.border_title = Text(f"#{self.index} {name} · {call_id}")
+        badge = f" · ⚠ {len(self.anomalies)}" if self.anomalies else ""
+        self.border_subtitle = Text(f"{self.state}{badge}")
+
+    def on_click(self) -> None:
+        self.focus()
+        self.post_message(self.Selected(self))

@@ -1,0 +1,43 @@
+"""The column of lanes, one per tool-call index, scrollable past the screen."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from .lane import CallLane
+
+
+class LaneColumn(VerticalScroll):
+    DEFAULT_CSS = """
+    LaneColumn { border: round $primary; padding: 0; }
+    LaneColumn > #no-calls { color: $text-muted; padding: 0 1; }
+    LaneColumn.-many > CallLane { height: 9; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = Text("tool calls")
+        self.lanes: dict[int, CallLane] = {}
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(Text("no tool calls yet"), id="no-calls")
+
+    def add_lane(self, lane: CallLane) -> None:
+        self.lanes[lane.index] = lane
+        self.query_one("#no-calls").display = False
+        later = [index for index in self.lanes if index > lane.index]
+        before = self.lanes[min(later)] if later else None
+        self.mount(lane, before=before)
+        self.set_class(len(self.lanes) > 3, "-many")
+
+    def clear(self) -> None:
+        for lane in self.lanes.values():
+            lane.remove()
+        self.lanes.clear()
+        self.query_one("#no-calls").display = True
+        self.set_class(False, "-many")
+
+    def ordered(self) -> list[CallLane]:
+        return [self.lanes[index] for index in sorted(self.lanes)]

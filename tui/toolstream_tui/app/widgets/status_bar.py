@@ -1,0 +1,60 @@
+"""One line: source, dialect, connection state, end state, counts and times."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ...core.visible import inert
+
+STATE_STYLES = {
+    "connecting": "yellow",
+    "streaming": "cyan",
+    "finished": "bold green",
+    "truncated": "bold yellow",
+    "error": "bold red",
+}
+
+
+def human_bytes(count: int) -> str:
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / (1024 * 1024):.2f} MB"
+
+
+@dataclass(slots=True)
+class StatusFacts:
+    source: str = ""
+    dialect: str = "openai-chat"
+    state: str = "connecting"
+    paused: bool = False
+    events: int = 0
+    bytes: int = 0
+    first_event: float | None = None
+    elapsed: float = 0.0
+    anomalies: int = 0
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    def show(self, facts: StatusFacts) -> None:
+        line = Text()
+        line.append(inert(facts.source), "bold")
+        line.append(f" · {facts.dialect} · ")
+        line.append(facts.state, STATE_STYLES.get(facts.state, ""))
+        if facts.paused:
+            line.append(" ⏸ paused", "bold reverse")
+        line.append(f" · {facts.events} events · {human_bytes(facts.bytes)}")
+        if facts.first_event is not None:
+            line.append(f" · first event {facts.first_event:.3f}s")
+        line.append(f" · {facts.elapsed:.1f}s")
+        if facts.anomalies:
+            line.append(f" · ⚠ {facts.anomalies} anomalies", "yellow")
+        self.update(line)

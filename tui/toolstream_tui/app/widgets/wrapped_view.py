@@ -1,0 +1,131 @@
+"""A scrollable view of text that grows by appends.
+
+Lines are cut as text arrives (`WrappedLines`) and only the visible ones are
+rendered, so appending costs time proportional to what was appended and a
+screen refresh costs time proportional to the screen. Appends are collected and
+shown by `flush()`, which the app calls on its display tick.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..wrapped import Run, WrappedLines
+
+
+class WrappedView(ScrollView, can_focus=False):
+    DEFAULT_CSS = """
+    WrappedView { height: 1fr; }
+    """
+
+    def __init__(
+        self, *, word_wrap: bool = False, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.word_wrap = word_wrap
+        self.runs: list[Run] = []
+        self.mark: int | None = None
+        self._wrapped = WrappedLines(80, word_wrap=word_wrap)
+        self._changed = False
+
+    # -- content ------------------------------------------------------------
+    def append(self, text: str, tag: int = 0) -> None:
+        if text:
+            self.runs.append((text, tag))
+            self._wrapped.append(text, tag)
+            self._changed = True
+
+    def clear(self) -> None:
+        self.runs = []
+        self.mark = None
+        self._wrapped = WrappedLines(self._wrapped.width, word_wrap=self.word_wrap)
+        self._changed = True
+        self.flush()
+
+    def set_mark(self, offset: int | None) -> None:
+        """Highlight the character at `offset` (a parse-error position)."""
+        self.mark = offset
+        self._changed = True
+
+    @property
+    def line_count(self) -> int:
+        return len(self._wrapped.lines)
+
+    def plain_lines(self) -> list[str]:
+        return ["".join(text for text, _ in line) for line in self._wrapped.lines]
+
+    def flush(self) -> None:
+        """Show what was appended since the last flush, following the end if the
+        view was at the end."""
+        if not self._changed:
+            return
+        self._changed = False
+        following = self.is_vertical_scroll_end
+        self.virtual_size = Size(self._wrapped.width, len(self._wrapped.lines))
+        self.refresh()
+        if following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    # -- layout -------------------------------------------------------------
+    def on_resize(self) -> None:
+        width = max(1, self.scrollable_content_region.width)
+        if width == self._wrapped.width:
+            return
+        self._wrapped = WrappedLines(width, word_wrap=self.word_wrap)
+        for text, tag in self.runs:
+            self._wrapped.append(text, tag)
+        self._changed = True
+        self.flush()
+
+    # -- rendering ----------------------------------------------------------
+    def tag_style(self, tag: int) -> Style:
+        return Style()
+
+    def mark_style(self) -> Style:
+        return Style(reverse=True, bold=True)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        number = scroll_y + y
+        base = self.rich_style
+        width = self.size.width
+        if number >= len(self._wrapped.lines):
+            return Strip.blank(width, base)
+        segments = [
+            Segment(text, base + self._style_for(tag)) for text, tag in self._line_runs(number)
+        ]
+        return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+
+    def _line_runs(self, number: int) -> list[Run]:
+        runs = self._wrapped.lines[number]
+        mark = self.mark
+        if mark is None or self._wrapped.line_of(mark) != number:
+            return runs
+        return _with_mark(runs, mark - self._wrapped.starts[number])
+
+    def _style_for(self, tag: int) -> Style:
+        return self.mark_style() if tag == MARK_TAG else self.tag_style(tag)
+
+
+MARK_TAG = -1
+
+
+def _with_mark(runs: list[Run], offset: int) -> list[Run]:
+    """The runs with the character at `offset` given MARK_TAG (or a marker cell
+    after the line's end when the error is at the end of the buffer)."""
+    marked: list[Run] = []
+    position = 0
+    for text, tag in runs:
+        if position <= offset < position + len(text):
+            cut = offset - position
+            marked += [(text[:cut], tag), (text[cut], MARK_TAG), (text[cut + 1 :], tag)]
+        else:
+            marked.append((text, tag))
+        position += len(text)
+    if offset >= position:
+        marked.append(("◀", MARK_TAG))
+    return [run for run in marked if run[0]]
