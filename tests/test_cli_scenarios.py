@@ -1,0 +1,261 @@
+"""Every stub scenario over real loopback HTTP, cut into random TCP writes, read
+by the CLI in a subprocess: the report and the exit code are as specified."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import pytest
+from conftest import CliRunner
+from toolstream_stubs import StubServer, list_scenarios
+from toolstream_stubs.generators import generate_items
+
+WEATHER_TEXT = "I'll check the weather in 北京 and 上海 for you."
+
+
+@dataclass
+class Expected:
+    exit: int
+    status: str
+    finish_reason: str | None = None
+    calls: list[tuple[int, str | None, str | None, Any]] = field(default_factory=list)
+    anomalies: set[tuple[str, int | None]] = field(default_factory=set)
+    text: str | None = None
+    reasoning_starts: str | None = None
+    refusal: str | None = None
+    error_contains: str | None = None
+
+
+def generated_calls(scenario: str) -> list[tuple[int, str | None, str | None, Any]]:
+    """The original objects behind a generated scenario, rebuilt from the stub's
+    own items (not from the wire) so the test has an independent oracle."""
+    path = resources.files("toolstream_stubs") / "scenarios" / f"{scenario}.json"
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    calls: dict[int, dict[str, Any]] = {}
+    for item in spec["events"]:
+        for delta_item in generate_items(item["generate"]) if "generate" in item else []:
+            for fragment in delta_item["delta"]["tool_calls"]:
+                call = calls.setdefault(fragment["index"], {"parts": []})
+                call.setdefault("id", fragment.get("id"))
+                call.setdefault("name", fragment.get("function", {}).get("name"))
+                call["parts"].append(fragment["function"].get("arguments", ""))
+    return [
+        (index, call["id"], call["name"], json.loads("".join(call["parts"])))
+        for index, call in sorted(calls.items())
+    ]
+
+
+EXPECTED: dict[str, Expected] = {
+    "demo": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [
+            (0, "call_demo_0", "get_weather", {"city": "北京", "unit": "celsius"}),
+            (1, "call_demo_1", "get_weather", {"city": "上海", "unit": "celsius"}),
+        ],
+        text=WEATHER_TEXT,
+    ),
+    "weather": Expected(
+        0, "finished", "tool_calls", [(0, "call_weather_1", "get_weather", {"location": "Beijing"})]
+    ),
+    "parallel": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [
+            (0, "call_par_0", "get_weather", {"location": "Tokyo", "unit": "celsius"}),
+            (1, "call_par_1", "get_time", {"timezone": "Asia/Tokyo"}),
+            (2, "call_par_2", "search_web", {"query": "cherry blossom forecast", "max_results": 3}),
+        ],
+    ),
+    "empty-args": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [(0, "call_empty_0", "get_time", {}), (1, "call_empty_1", "list_files", {})],
+    ),
+    "text-only": Expected(0, "finished", "stop"),
+    "invalid-json": Expected(
+        2,
+        "finished",
+        "tool_calls",
+        [(0, "call_bad_0", "search", None), (1, "call_bad_1", "get_time", {"tz": "UTC"})],
+    ),
+    "truncated": Expected(
+        2,
+        "truncated",
+        None,
+        [(0, "call_trunc_1", "get_weather", None)],
+        {("unterminated-event", None)},
+        text="Let me check that for you.",
+    ),
+    "http-401": Expected(1, "error", error_contains="HTTP 401: Incorrect API key provided"),
+    "in-stream-error": Expected(
+        1,
+        "error",
+        anomalies={("error-event", None)},
+        error_contains="The server had an error while processing your request",
+    ),
+    "index-missing": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [
+            (0, "call_g1", "get_weather", {"city": "Paris"}),
+            (1, "call_g2", "get_time", {"tz": "CET"}),
+        ],
+        {("index-missing", 0), ("index-missing", 1)},
+    ),
+    "index0-reused": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [
+            (0, "call_r1", "get_weather", {"city": "Lima"}),
+            (1, "call_r2", "get_time", {"tz": "America/Lima"}),
+        ],
+        {("index-reused", 1)},
+    ),
+    "name-repeated": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [(0, "call_rep_1", "get_weather", {"city": "Reykjavík", "unit": "celsius"})],
+        {("name-repeated", 0), ("id-repeated", 0)},
+    ),
+    "finish-stop-with-tools": Expected(
+        0,
+        "finished",
+        "stop",
+        [(0, "call_stop_1", "get_weather", {"city": "Madrid"})],
+        {("finish-stop-with-tools", None)},
+    ),
+    "crlf-comments": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [(0, "call_crlf_1", "get_weather", {"city": "Lisbon"})],
+    ),
+    "huge-args": Expected(0, "finished", "tool_calls", generated_calls("huge-args")),
+    "many-parallel": Expected(0, "finished", "tool_calls", generated_calls("many-parallel")),
+    "arguments-object": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [(0, "call_obj_1", "get_forecast", {"city": "Oslo", "days": 3})],
+        {("arguments-object", 0)},
+    ),
+    "no-done": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [(0, "call_nodone_1", "get_weather", {"city": "Nairobi"})],
+        {("done-missing", None)},
+    ),
+    "done-only": Expected(
+        0,
+        "finished",
+        None,
+        [(0, "call_doneonly_1", "get_time", {"tz": "Asia/Kolkata"})],
+        {("finish-missing", None)},
+    ),
+    "data-after-done": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [(0, "call_after_1", "get_weather", {"city": "Cairo"})],
+        {("data-after-done", None)},
+    ),
+    "concatenated-json": Expected(
+        2,
+        "finished",
+        "tool_calls",
+        [(0, "call_concat_1", "get_weather", None)],
+        {("fragment-after-complete-json", 0)},
+    ),
+    "reasoning": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [(0, "call_reason_1", "get_weather", {"city": "Berlin", "unit": "celsius"})],
+        text="Let me look up Berlin.",
+        reasoning_starts="The user wants the w",
+    ),
+    "refusal": Expected(0, "finished", "stop", refusal="I can't help with that."),
+    "html-page": Expected(
+        1, "error", error_contains="neither SSE nor a JSON completion (text/html"
+    ),
+    "json-completion": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [
+            (0, "call_json_0", "get_weather", {"city": "Paris"}),
+            (1, "call_json_1", "get_time", {"tz": "Europe/Paris"}),
+        ],
+    ),
+    "emoji-split": Expected(
+        0,
+        "finished",
+        "tool_calls",
+        [
+            (
+                0,
+                "call_emoji_1",
+                "save_note",
+                {"note": "Feeling 😀 today 🎉", "tags": ["joy", "party 🎉", "🎈"]},
+            )
+        ],
+        text="Sure 😀! Saving your note 👩\u200d💻 now.",
+    ),
+}
+
+
+def test_every_scenario_has_an_expectation() -> None:
+    assert {info.name for info in list_scenarios()} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_scenario_report_over_http(
+    random_split_stub: StubServer, cli: CliRunner, scenario: str
+) -> None:
+    expected = EXPECTED[scenario]
+    result = cli("--headless", "--url", random_split_stub.scenario_url(scenario))
+    report = json.loads(result.stdout)
+
+    assert result.returncode == expected.exit, result.stderr
+    assert report["status"] == expected.status
+    assert report["dialect"] == "openai-chat"
+    assert report["finish_reason"] == expected.finish_reason
+    got = [(c["index"], c["id"], c["name"], c["arguments"]) for c in report["tool_calls"]]
+    assert got == expected.calls
+    assert {(a["kind"], a["index"]) for a in report["anomalies"]} == expected.anomalies
+    if expected.text is not None:
+        assert report["text"] == expected.text
+    if expected.reasoning_starts is not None:
+        assert report["reasoning"].startswith(expected.reasoning_starts)
+        assert expected.reasoning_starts not in report["text"]
+    if expected.refusal is not None:
+        assert report["refusal"] == expected.refusal
+        assert report["text"] == ""
+    if expected.error_contains is not None:
+        assert expected.error_contains in report["error"]
+        assert expected.error_contains in result.stderr
+    for call in report["tool_calls"]:
+        if call["arguments"] is not None:
+            assert json.loads(call["arguments_raw"] or "{}") == call["arguments"]
+        else:
+            assert call["error"], "an unparsed call must say why"
+
+
+def test_headless_scenario_uses_the_embedded_stub(cli: CliRunner) -> None:
+    result = cli("--headless", "--scenario", "weather", "--speed", "0")
+    report = json.loads(result.stdout)
+    assert result.returncode == 0
+    assert report["source"] == "stub:weather"
+    assert [c["fragments"] for c in report["tool_calls"]] == [5]
+    assert report["tool_calls"][0]["arguments"] == {"location": "Beijing"}
