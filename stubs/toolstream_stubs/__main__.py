@@ -1,0 +1,5 @@
+"""Allow `python -m toolstream_stubs`."""
+
+from toolstream_stubs.cli import main
+
+raise SystemExit(main())

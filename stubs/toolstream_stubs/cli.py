@@ -1,0 +1,96 @@
+"""`toolstream-stub`: serve one scenario on 127.0.0.1 until Ctrl+C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from toolstream_stubs.scenarios import SPLIT_MODES, ScenarioNotFound, list_scenarios
+from toolstream_stubs.server import StubServer
+
+DEFAULT_PORT = 8765
+
+
+class _Terminated(Exception):
+    """Raised from the SIGTERM handler to unwind the wait in `main`."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolstream-stub",
+        description="Replay a scripted LLM tool-call stream as Server-Sent Events.",
+    )
+    parser.add_argument("--scenario", default="demo", help="scenario name (default: demo)")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"0 picks a free port ({DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--delay-ms", type=float, default=None, help="delay before each event (scenario's own)"
+    )
+    parser.add_argument("--split", choices=SPLIT_MODES, default="event", help="how to cut writes")
+    parser.add_argument("--seed", type=int, default=0, help="seed for --split random")
+    parser.add_argument("--speed", type=float, default=1.0, help="pacing multiplier; 0 = no delay")
+    parser.add_argument("--list", action="store_true", help="list scenarios and exit")
+    return parser
+
+
+def print_scenario_list() -> None:
+    infos = list_scenarios()
+    width = max(len(info.name) for info in infos)
+    for info in infos:
+        print(f"{info.name:<{width}}  {info.description}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list:
+        print_scenario_list()
+        return 0
+    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return serve(args)
+    except (KeyboardInterrupt, _Terminated):
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Start the server, print the listening line, and block until interrupted."""
+    try:
+        server = start_server(args)
+    except ScenarioNotFound as error:
+        print(f"toolstream-stub: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"toolstream-stub: cannot listen on port {args.port}: {error}", file=sys.stderr)
+        return 1
+    try:
+        print(f"listening on {server.url}", flush=True)
+        threading.Event().wait()
+    finally:
+        server.stop()
+    return 0
+
+
+def start_server(args: argparse.Namespace) -> StubServer:
+    server = StubServer(
+        args.scenario,
+        port=args.port,
+        delay_ms=args.delay_ms,
+        split=args.split,
+        seed=args.seed,
+        speed=args.speed,
+    )
+    return server.start()
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

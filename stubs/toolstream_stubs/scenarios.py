@@ -1,0 +1,226 @@
+"""Scenario data files: loading them, rendering them to bytes, and splitting them into writes.
+
+A scenario is a JSON file in the `scenarios/` package data directory. It either lists SSE
+`events` (each item rendered to the bytes of one event) or gives a non-SSE `body`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import json
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any, Literal, NamedTuple
+
+from toolstream_stubs.generators import generate_items
+
+SplitMode = Literal["event", "random", "whole"]
+SPLIT_MODES: tuple[SplitMode, ...] = ("event", "random", "whole")
+
+CHUNK_ID = "chatcmpl-stub"
+CHUNK_CREATED = 1700000000
+CHUNK_MODEL = "stub-model"
+DEFAULT_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+DEFAULT_DELAY_MS = 30.0
+LINE_ENDINGS = ("\n", "\r\n", "\r")
+FIELD_KEYS = ("event", "id", "retry")
+
+Item = dict[str, Any]
+Writes = list[list[bytes]]
+
+
+class ScenarioNotFound(LookupError):
+    """No scenario data file has the requested name."""
+
+    def __init__(self, name: str, available: Sequence[str]) -> None:
+        super().__init__(f"unknown scenario {name!r}; available: {', '.join(available)}")
+        self.name = name
+        self.available = list(available)
+
+
+class ScenarioInfo(NamedTuple):
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, eq=False)
+class Scenario:
+    """A fully rendered scenario. `events` is empty for a non-SSE `body` response."""
+
+    name: str
+    description: str
+    status: int
+    content_type: str
+    headers: tuple[tuple[str, str], ...]
+    delay_ms: float
+    line_ending: str
+    events: tuple[bytes, ...]
+    rendered: bytes
+
+    @property
+    def is_sse(self) -> bool:
+        return bool(self.events)
+
+    def writes(self, split: SplitMode = "event", seed: int = 0, *, paced: bool = True) -> Writes:
+        """The exact byte pieces the server writes (one HTTP chunk each), grouped.
+
+        Group k is written after `before_event(k)` (and the pacing delay, for k > 0).
+        `event` and paced `random` give one group per event; `whole` and non-SSE bodies give
+        a single group. Unpaced `random` cuts the whole body, so a piece may span events; its
+        piece lands in the group of the event where the piece starts (some groups may be empty).
+        """
+        if split not in SPLIT_MODES:
+            raise ValueError(f"unknown split mode {split!r}; expected one of {SPLIT_MODES}")
+        if split == "whole" or not self.is_sse:
+            return [[self.rendered]] if self.rendered else []
+        if split == "event":
+            return [[event] for event in self.events]
+        rng = random.Random(f"{seed}:{self.name}")
+        if paced:
+            return [random_pieces(rng, event, max_piece_size(len(event))) for event in self.events]
+        mean_event_size = len(self.rendered) // len(self.events)
+        pieces = random_pieces(rng, self.rendered, max_piece_size(mean_event_size))
+        return group_by_event(pieces, self.events)
+
+
+def max_piece_size(length: int) -> int:
+    return max(1, length // 3 + 1)
+
+
+def random_pieces(rng: random.Random, data: bytes, max_size: int) -> list[bytes]:
+    """Cut `data` into consecutive pieces of 1..`max_size` bytes, ignoring character bounds."""
+    pieces: list[bytes] = []
+    start = 0
+    while start < len(data):
+        size = rng.randint(1, max_size)
+        pieces.append(data[start : start + size])
+        start += size
+    return pieces
+
+
+def group_by_event(pieces: list[bytes], events: Sequence[bytes]) -> Writes:
+    """Group body pieces by the index of the event holding each piece's first byte."""
+    event_ends = list(itertools.accumulate(len(event) for event in events))
+    groups: Writes = [[] for _ in events]
+    offset = 0
+    for piece in pieces:
+        groups[bisect.bisect_right(event_ends, offset)].append(piece)
+        offset += len(piece)
+    return groups
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def completion_chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
+    """An OpenAI `chat.completion.chunk` with one choice."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+    return {
+        "id": CHUNK_ID,
+        "object": "chat.completion.chunk",
+        "created": CHUNK_CREATED,
+        "model": CHUNK_MODEL,
+        "choices": [choice],
+    }
+
+
+def scenario_names() -> list[str]:
+    """Names of every scenario data file, sorted."""
+    files = _scenario_dir().iterdir()
+    return sorted(
+        entry.name.removesuffix(".json") for entry in files if entry.name.endswith(".json")
+    )
+
+
+def list_scenarios() -> list[ScenarioInfo]:
+    """Every scenario's name and description, sorted by name (without rendering any)."""
+    return [
+        ScenarioInfo(name, _read_spec(name).get("description", "")) for name in scenario_names()
+    ]
+
+
+@functools.cache
+def load_scenario(name: str) -> Scenario:
+    """Load and render a scenario by name (cached). Raises `ScenarioNotFound`."""
+    spec = _read_spec(name)
+    line_ending = spec.get("line_ending", "\n")
+    if line_ending not in LINE_ENDINGS:
+        raise ValueError(f"scenario {name!r}: line_ending must be one of {LINE_ENDINGS}")
+    events = tuple(render_item(item, line_ending).encode("utf-8") for item in _expanded(spec))
+    body = _render_body(spec["body"]) if "body" in spec else b"".join(events)
+    return Scenario(
+        name=name,
+        description=spec.get("description", ""),
+        status=spec.get("status", 200),
+        content_type=spec.get("content_type", DEFAULT_CONTENT_TYPE),
+        headers=tuple((str(key), str(value)) for key, value in spec.get("headers", {}).items()),
+        delay_ms=float(spec.get("delay_ms", DEFAULT_DELAY_MS)),
+        line_ending=line_ending,
+        events=() if "body" in spec else events,
+        rendered=body,
+    )
+
+
+def render_item(item: Item, line_ending: str) -> str:
+    """Render one scenario item to the text of one SSE event."""
+    if "raw" in item:
+        return item["raw"]
+    if "comment" in item:
+        return f":{item['comment']}{line_ending}"
+    lines = [*_field_lines(item), *_data_lines(item)]
+    return "".join(line + line_ending for line in lines) + line_ending
+
+
+def _field_lines(item: Item) -> list[str]:
+    return [f"{key}: {item[key]}" for key in FIELD_KEYS if key in item]
+
+
+def _data_lines(item: Item) -> list[str]:
+    prefix = "data:" if item.get("no_space") else "data: "
+    return [prefix + line for line in _data_text(item).split("\n")]
+
+
+def _data_text(item: Item) -> str:
+    if "data" in item:
+        return item["data"]
+    if "chunk" in item:
+        return compact_json(item["chunk"])
+    if "delta" in item or "finish_reason" in item:
+        return compact_json(completion_chunk(item.get("delta", {}), item.get("finish_reason")))
+    raise ValueError(f"unrecognised scenario item: {item!r}")
+
+
+def _render_body(body: str | dict[str, Any]) -> bytes:
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return compact_json(body["json"]).encode("utf-8")
+
+
+def _expanded(spec: dict[str, Any]) -> Iterator[Item]:
+    for item in spec.get("events", []):
+        if "generate" in item:
+            yield from generate_items(item["generate"])
+        else:
+            yield item
+
+
+def _read_spec(name: str) -> dict[str, Any]:
+    available = scenario_names()
+    if name not in available:
+        raise ScenarioNotFound(name, available)
+    return _spec_file(name)
+
+
+def _spec_file(name: str) -> dict[str, Any]:
+    text = (_scenario_dir() / f"{name}.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _scenario_dir() -> Traversable:
+    return resources.files("toolstream_stubs") / "scenarios"

@@ -1,0 +1,264 @@
+"""A stdlib HTTP server that replays scenarios as chunked SSE responses on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import socketserver
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from toolstream_stubs.scenarios import (
+    SPLIT_MODES,
+    Scenario,
+    ScenarioNotFound,
+    SplitMode,
+    list_scenarios,
+    load_scenario,
+)
+
+HOST = "127.0.0.1"
+SHUTDOWN_POLL_S = 0.02
+COMPLETIONS_PATH = "/v1/chat/completions"
+SCENARIO_PATH = re.compile(r"^/scenarios/(?P<name>[^/]+)/v1/chat/completions$")
+LIST_PATH = "/scenarios"
+
+BeforeEvent = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class StubServer:
+    """Serves scenarios over HTTP/1.1 from a background daemon thread.
+
+    `before_event(k)` runs in the handler thread before event k is written (after the
+    pacing delay), so a test can use it as a gate.
+    """
+
+    def __init__(
+        self,
+        scenario: str = "demo",
+        *,
+        port: int = 0,
+        delay_ms: float | None = None,
+        split: SplitMode = "event",
+        seed: int = 0,
+        speed: float = 1.0,
+        before_event: BeforeEvent | None = None,
+    ) -> None:
+        if split not in SPLIT_MODES:
+            raise ValueError(f"unknown split mode {split!r}; expected one of {SPLIT_MODES}")
+        self.scenario: Scenario = load_scenario(scenario)
+        self.requested_port = port
+        self.delay_ms = delay_ms
+        self.split: SplitMode = split
+        self.seed = seed
+        self.speed = speed
+        self.before_event = before_event
+        self.requests: list[RecordedRequest] = []
+        self._requests_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _StubHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> StubServer:
+        """Bind 127.0.0.1 and serve in a daemon thread."""
+        if self._httpd is not None:
+            raise RuntimeError("StubServer already started")
+        self._stopping.clear()
+        self._httpd = _StubHTTPServer((HOST, self.requested_port), self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            args=(SHUTDOWN_POLL_S,),
+            name=f"toolstream-stub:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close the socket and join the thread. Safe to call more than once."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        if thread is not None:
+            thread.join()
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("StubServer is not running")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return self.base_url + COMPLETIONS_PATH
+
+    def scenario_url(self, name: str) -> str:
+        return f"{self.base_url}/scenarios/{name}{COMPLETIONS_PATH}"
+
+    def delay_for(self, scenario: Scenario) -> float:
+        """Seconds to wait before each event after the first (0 when speed <= 0)."""
+        if self.speed <= 0:
+            return 0.0
+        delay_ms = scenario.delay_ms if self.delay_ms is None else self.delay_ms
+        return max(0.0, delay_ms) / self.speed / 1000
+
+    def record(self, request: RecordedRequest) -> None:
+        with self._requests_lock:
+            self.requests.append(request)
+
+    def pause(self, seconds: float) -> bool:
+        """Wait between events; returns False if the server is stopping."""
+        if seconds <= 0:
+            return not self._stopping.is_set()
+        return not self._stopping.wait(seconds)
+
+
+class _StubHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], stub: StubServer) -> None:
+        self.stub = stub
+        super().__init__(address, _StubHandler)
+
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse DNS lookup of the host name."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = HOST, self.server_address[1]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client disconnects; report anything else as usual."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _StubHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _StubHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default per-request logging to stderr."""
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def _handle(self) -> None:
+        body = self._read_body()
+        self.server.stub.record(
+            RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
+        )
+        path = urlsplit(self.path).path
+        if path == COMPLETIONS_PATH:
+            self._send_scenario(self.server.stub.scenario)
+        elif match := SCENARIO_PATH.match(path):
+            self._send_named_scenario(match["name"])
+        elif path == LIST_PATH and self.command == "GET":
+            self._send_scenario_list()
+        else:
+            self._send_error_json(404, f"Unknown path: {path}", "not_found")
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send_named_scenario(self, name: str) -> None:
+        try:
+            scenario = load_scenario(name)
+        except ScenarioNotFound as error:
+            self._send_error_json(404, str(error), "scenario_not_found")
+            return
+        self._send_scenario(scenario)
+
+    def _send_scenario_list(self) -> None:
+        listing = [info._asdict() for info in list_scenarios()]
+        self._send_json(200, listing)
+
+    def _send_error_json(self, status: int, message: str, code: str) -> None:
+        error = {"message": message, "type": "invalid_request_error", "param": None, "code": code}
+        self._send_json(status, {"error": error})
+
+    def _send_json(self, status: int, value: Any) -> None:
+        payload = json.dumps(value, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _send_scenario(self, scenario: Scenario) -> None:
+        stub = self.server.stub
+        delay_s = stub.delay_for(scenario)
+        groups = scenario.writes(stub.split, stub.seed, paced=delay_s > 0)
+        try:
+            self._send_stream_headers(scenario)
+            if self._write_groups(groups, delay_s):
+                self.wfile.write(b"0\r\n\r\n")
+        except ConnectionError:
+            self.close_connection = True
+
+    def _send_stream_headers(self, scenario: Scenario) -> None:
+        self.send_response(scenario.status)
+        self.send_header("Content-Type", scenario.content_type)
+        for name, value in scenario.headers:
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+    def _write_groups(self, groups: list[list[bytes]], delay_s: float) -> bool:
+        """Write every group; returns False if the server stopped part-way."""
+        stub = self.server.stub
+        for index, pieces in enumerate(groups):
+            if index > 0 and not stub.pause(delay_s):
+                return False
+            if stub.before_event is not None:
+                stub.before_event(index)
+            for piece in pieces:
+                self._write_chunk(piece)
+        return True
+
+    def _write_chunk(self, piece: bytes) -> None:
+        if piece:
+            self.wfile.write(b"%x\r\n%b\r\n" % (len(piece), piece))
