@@ -1,0 +1,271 @@
+"""Unit tests of the incremental SSE decoder: one framing rule per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolstream_tui.core.sse import SSEComment, SSEDecoder, SSEEvent
+
+
+def decode(*pieces: bytes) -> tuple[list[SSEEvent | SSEComment], str]:
+    """Feed the pieces in order, then close; return every item and the tail."""
+    decoder = SSEDecoder()
+    items: list[SSEEvent | SSEComment] = []
+    for piece in pieces:
+        items.extend(decoder.feed(piece))
+    rest, tail = decoder.close()
+    items.extend(rest)
+    return items, tail
+
+
+def events(*pieces: bytes) -> list[SSEEvent]:
+    items, _ = decode(*pieces)
+    return [item for item in items if isinstance(item, SSEEvent)]
+
+
+def datas(*pieces: bytes) -> list[str]:
+    return [event.data for event in events(*pieces)]
+
+
+# -- line ends ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r", b"\r\n"], ids=["LF", "CR", "CRLF"])
+def test_each_line_end_frames_events(eol: bytes) -> None:
+    body = b"data: one" + eol + eol + b"data: two" + eol + eol
+    assert decode(body) == (
+        [
+            SSEEvent(number=1, event="", data="one", id=None, retry=None),
+            SSEEvent(number=2, event="", data="two", id=None, retry=None),
+        ],
+        "",
+    )
+
+
+def test_mixed_line_ends_in_one_stream() -> None:
+    body = b"data: a\r\ndata: b\rdata: c\n\r\n" + b"data: d\r\r" + b"data: e\n\n"
+    assert datas(body) == ["a\nb\nc", "d", "e"]
+
+
+def test_crlf_split_across_reads_is_one_line_end() -> None:
+    # If the LF after a read-final CR counted as a second line end, the blank
+    # line would dispatch "a" alone before "b" arrived.
+    assert datas(b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n") == ["a\nb"]
+
+
+def test_crlf_split_survives_an_empty_read_between_cr_and_lf() -> None:
+    assert datas(b"data: a\r", b"", b"\ndata: b\r\n\r\n") == ["a\nb"]
+
+
+def test_cr_at_end_of_read_followed_by_cr_is_a_blank_line() -> None:
+    assert datas(b"data: a\r", b"\rdata: b\r\r") == ["a", "b"]
+
+
+def test_lf_after_cr_is_only_swallowed_once() -> None:
+    # "\r" + "\n" is one line end; the next "\n" is a real blank line.
+    assert datas(b"data: a\r", b"\n", b"\n") == ["a"]
+
+
+# -- comments -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        (b": keep-alive", " keep-alive"),
+        (b": OPENROUTER PROCESSING", " OPENROUTER PROCESSING"),
+        (b":ping", "ping"),
+        (b":", ""),
+    ],
+)
+def test_comment_lines_come_out_as_comments(line: bytes, text: str) -> None:
+    assert decode(line + b"\n\n") == ([SSEComment(text)], "")
+
+
+def test_comment_inside_an_event_does_not_split_it() -> None:
+    items, tail = decode(b"data: a\n: keep-alive\ndata: b\n\n")
+    assert items == [
+        SSEComment(" keep-alive"),
+        SSEEvent(number=1, event="", data="a\nb", id=None, retry=None),
+    ]
+    assert tail == ""
+
+
+def test_comment_does_not_count_as_a_dispatched_event() -> None:
+    decoder = SSEDecoder()
+    decoder.feed(b": hi\n\n: there\n\ndata: x\n\n")
+    assert decoder.dispatched == 1
+
+
+# -- fields -------------------------------------------------------------------
+
+
+def test_event_field_sets_the_type_for_one_event_only() -> None:
+    got = events(b"event: message_delta\ndata: {}\n\ndata: {}\n\n")
+    assert [event.event for event in got] == ["message_delta", ""]
+
+
+def test_id_field_is_kept_as_the_last_event_id() -> None:
+    got = events(b"id: 7\ndata: a\n\ndata: b\n\nid: 8\ndata: c\n\n")
+    assert [event.id for event in got] == ["7", "7", "8"]
+
+
+def test_id_containing_nul_is_ignored() -> None:
+    got = events(b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n")
+    assert [event.id for event in got] == ["1", "1"]
+
+
+def test_retry_field_with_digits_is_parsed() -> None:
+    got = events(b"retry: 3000\ndata: a\n\ndata: b\n\n")
+    assert [event.retry for event in got] == [3000, None]
+
+
+@pytest.mark.parametrize("value", ["soon", "12s", "-5", "1.5", ""])
+def test_retry_field_that_is_not_ascii_digits_is_ignored(value: str) -> None:
+    got = events(f"retry: {value}\ndata: a\n\n".encode())
+    assert [(event.data, event.retry) for event in got] == [("a", None)]
+
+
+def test_retry_with_unicode_superscript_digit_is_ignored_not_a_crash() -> None:
+    # "²".isdigit() is True but int("²") raises; a stray byte sequence from the
+    # server must not crash the decoder.
+    got = events("retry: \u00b2\ndata: a\n\n".encode())
+    assert [(event.data, event.retry) for event in got] == [("a", None)]
+
+
+def test_unknown_field_is_ignored() -> None:
+    assert datas(b"foo: bar\ndata: a\n\n") == ["a"]
+
+
+# -- data ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "data"),
+    [
+        (b"data: x", "x"),
+        (b"data:x", "x"),
+        (b"data:  x", " x"),  # only one space is removed
+        (b"data: ", ""),
+        (b"data:", ""),
+        (b"data", ""),  # a field name with no colon has an empty value
+        (b"data: a: b", "a: b"),
+    ],
+)
+def test_data_with_or_without_the_space(line: bytes, data: str) -> None:
+    assert datas(line + b"\n\n") == [data]
+
+
+def test_multi_line_data_is_joined_with_lf() -> None:
+    assert datas(b'data: {\ndata:   "a": 1\ndata: }\n\n') == ['{\n  "a": 1\n}']
+
+
+def test_empty_data_lines_keep_their_line_breaks() -> None:
+    assert datas(b"data:\ndata:\ndata: x\n\n") == ["\n\nx"]
+
+
+def test_blank_lines_without_fields_dispatch_nothing() -> None:
+    assert decode(b"\n\n\r\n\r\r") == ([], "")
+
+
+def test_event_numbers_count_dispatched_events_from_one() -> None:
+    got = events(b"data: a\n\n\n\n: c\n\ndata: b\n\ndata: c\n\n")
+    assert [event.number for event in got] == [1, 2, 3]
+
+
+# -- UTF-8 and BOM ------------------------------------------------------------
+
+
+def test_utf8_characters_split_across_reads() -> None:
+    body = "data: é€😀 ünï\n\n".encode()
+    assert datas(*(body[i : i + 1] for i in range(len(body)))) == ["é€😀 ünï"]
+
+
+def test_invalid_utf8_is_replaced_not_raised() -> None:
+    assert datas(b"data: a\xffb\n\n") == ["a\ufffdb"]
+
+
+def test_bom_at_start_is_dropped() -> None:
+    assert datas(b"\xef\xbb\xbfdata: a\n\n") == ["a"]
+
+
+def test_bom_split_byte_by_byte_is_dropped() -> None:
+    assert datas(b"\xef", b"\xbb", b"\xbf", b"data: a\n\n") == ["a"]
+
+
+def test_bom_before_a_comment_is_dropped() -> None:
+    items, _ = decode(b"\xef\xbb\xbf: hello\n\ndata: a\n\n")
+    assert items[0] == SSEComment(" hello")
+
+
+def test_bom_later_in_the_stream_is_data() -> None:
+    assert datas("data: a\n\ndata: \ufeffb\n\n".encode()) == ["a", "\ufeffb"]
+
+
+# -- end of stream ------------------------------------------------------------
+
+
+def test_unterminated_last_event_is_not_dispatched_and_returned_as_tail() -> None:
+    items, tail = decode(b"data: a\n\ndata: b")
+    assert [item.data for item in items if isinstance(item, SSEEvent)] == ["a"]
+    assert tail == "data: b"
+
+
+def test_event_missing_only_its_blank_line_is_returned_as_tail() -> None:
+    items, tail = decode(b'event: x\ndata: {"a":\ndata: 1}\n')
+    assert items == []
+    assert tail == 'event: x\ndata: {"a":\ndata: 1}'
+
+
+def test_tail_keeps_partial_utf8_as_replacement() -> None:
+    _, tail = decode(b"data: \xe2\x82")
+    assert tail.startswith("data: ")
+    assert tail != "data: "
+
+
+def test_close_after_complete_stream_has_no_tail() -> None:
+    assert decode(b"data: a\n\n") == (
+        [SSEEvent(number=1, event="", data="a", id=None, retry=None)],
+        "",
+    )
+
+
+def test_close_after_trailing_cr_dispatches_nothing_more() -> None:
+    items, tail = decode(b"data: a\r\r")
+    assert [item.data for item in items if isinstance(item, SSEEvent)] == ["a"]
+    assert tail == ""
+
+
+# -- split invariance ---------------------------------------------------------
+
+SAMPLE = (
+    "\ufeff: OPENROUTER PROCESSING\r\n\r\n"
+    'retry: 1500\r\nid: ev-1\r\nevent: delta\r\ndata: {"a":\r\ndata: "é€😀"}\r\n\r\n'
+    ": keep-alive\r\r"
+    "data:no-space\rdata: ünï\r\r"
+    "id: ev-2\ndata: [DONE]\n\n"
+    "data: tail 😀"
+).encode()
+
+
+def test_sample_decodes_as_expected() -> None:
+    items, tail = decode(SAMPLE)
+    assert items == [
+        SSEComment(" OPENROUTER PROCESSING"),
+        SSEEvent(number=1, event="delta", data='{"a":\n"é€😀"}', id="ev-1", retry=1500),
+        SSEComment(" keep-alive"),
+        SSEEvent(number=2, event="", data="no-space\nünï", id="ev-1", retry=None),
+        SSEEvent(number=3, event="", data="[DONE]", id="ev-2", retry=None),
+    ]
+    assert tail == "data: tail 😀"
+
+
+def test_one_byte_at_a_time_equals_one_read() -> None:
+    whole = decode(SAMPLE)
+    assert decode(*(SAMPLE[i : i + 1] for i in range(len(SAMPLE)))) == whole
+
+
+def test_every_two_piece_split_equals_one_read() -> None:
+    whole = decode(SAMPLE)
+    for cut in range(len(SAMPLE) + 1):
+        assert decode(SAMPLE[:cut], SAMPLE[cut:]) == whole, f"split at byte {cut}"
