@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
 from toolstream_stubs import StubServer
+from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.sources.http import HttpRequest, HttpSource
 
 
 @pytest.fixture(autouse=True)
@@ -53,3 +58,38 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
         env=env,
         check=False,
     )
+
+
+FROZEN_CLOCK_VALUE = 0.0
+
+
+def frozen_clock() -> float:
+    """Every elapsed time and arrival time reads 0: pictures do not depend on speed."""
+    return FROZEN_CLOCK_VALUE
+
+
+@pytest.fixture(scope="session")
+def app_stub() -> Iterator[StubServer]:
+    """Every scenario, as fast as possible, one write per event, in a background
+    thread (snap_compare runs the app's loop in the test thread)."""
+    with StubServer("demo", speed=0) as server:
+        yield server
+
+
+def make_app(server: StubServer, scenario: str, **options: Any) -> ToolstreamApp:
+    request = HttpRequest(url=server.scenario_url(scenario), method="POST", body=b"{}")
+    source = HttpSource(request, clock=frozen_clock)
+    source.label = f"stub:{scenario}"
+    app = ToolstreamApp(source, clock=frozen_clock, **options)
+    app.animation_level = "none"
+    return app
+
+
+async def wait_settled(app: ToolstreamApp, timeout: float = 30.0) -> None:
+    """Until everything the stream sent is on screen (fails loudly on timeout)."""
+    await asyncio.wait_for(app.settled_event.wait(), timeout)
+
+
+async def wait_received(app: ToolstreamApp, timeout: float = 30.0) -> None:
+    """Until the whole stream has been received (the display may still be paused)."""
+    await asyncio.wait_for(app.workers.wait_for_complete(), timeout)

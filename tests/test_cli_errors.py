@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from conftest import CliRunner
 from toolstream_stubs import StubServer
 

@@ -9,6 +9,7 @@ from importlib import resources
 from typing import Any
 
 import pytest
+
 from conftest import CliRunner
 from toolstream_stubs import StubServer, list_scenarios
 from toolstream_stubs.generators import generate_items

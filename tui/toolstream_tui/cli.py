@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="pace of replay and stub: 1 = recorded pace, 0 = as fast as possible",
     )
+    parser.add_argument(
+        "--typing-cps",
+        type=float,
+        metavar="N",
+        help="reveal the text at a steady N characters per second (default: as received)",
+    )
     parser.add_argument("--record", metavar="FILE", type=Path, help="record what is received")
     parser.add_argument("--headless", action="store_true", help="print a JSON report, no UI")
     return parser
@@ -157,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_headless(source, args.record)
         from .app import run_app  # Textual loads only for the UI
 
-        return run_app(source, args.record)
+        return run_app(source, args.record, args.typing_cps)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE

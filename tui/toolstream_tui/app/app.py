@@ -3,6 +3,7 @@ core's events, and hands them to the widgets on a ~30 Hz display tick."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -91,18 +92,25 @@ class ToolstreamApp(App[int]):
         self.facts = StatusFacts(source=source.label)
         self.handled: list[StreamEvent] = []
         self.stream_ended = False
+        self.settled_event = asyncio.Event()
         self._dirty_lanes: set[CallLane] = set()
         self._started = clock()
         self._last_tick = self._started
+        # Held, not queried: the display tick runs while a modal screen is on top.
+        self.status_bar = StatusBar(id="status")
+        self.error_banner = Static(id="error-banner")
+        self.text_pane = TextPane(typing_cps, id="text-pane")
+        self.lanes = LaneColumn(id="lanes")
+        self.raw_log = RawLog(id="raw-log")
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield StatusBar(id="status")
-        yield Static(id="error-banner")
+        yield self.status_bar
+        yield self.error_banner
         with Horizontal(id="main"):
-            yield TextPane(self.typing_cps, id="text-pane")
-            yield LaneColumn(id="lanes")
-        yield RawLog(id="raw-log")
+            yield self.text_pane
+            yield self.lanes
+        yield self.raw_log
         yield Footer()
 
     def on_mount(self) -> None:
@@ -110,21 +118,14 @@ class ToolstreamApp(App[int]):
         self.start_stream()
 
     @property
-    def lanes(self) -> LaneColumn:
-        return self.query_one(LaneColumn)
-
-    @property
-    def text_pane(self) -> TextPane:
-        return self.query_one(TextPane)
-
-    @property
-    def raw_log(self) -> RawLog:
-        return self.query_one(RawLog)
-
-    @property
     def settled(self) -> bool:
         """Everything received has been shown (tests and snapshots wait on this)."""
-        return self.stream_ended and not self.queue and self.text_pane.caught_up
+        return (
+            self.stream_ended
+            and not self.queue
+            and self.text_pane.caught_up
+            and all(lane.is_mounted for lane in self.lanes.ordered())
+        )
 
     # -- the stream -------------------------------------------------------------
     def start_stream(self) -> None:
@@ -132,6 +133,7 @@ class ToolstreamApp(App[int]):
         self.queue = DisplayQueue()
         self.facts = StatusFacts(source=self.source.label, paused=self.paused)
         self.stream_ended = False
+        self.settled_event.clear()
         self._started = self._last_tick = self.clock()
         self.run_stream()
 
@@ -170,7 +172,9 @@ class ToolstreamApp(App[int]):
         if not self.stream_ended:
             self.facts.elapsed = self.clock() - self._started
         self.facts.bytes = self.session.state.bytes_received
-        self.query_one(StatusBar).show(self.facts)
+        self.status_bar.show(self.facts)
+        if self.settled:
+            self.settled_event.set()
 
     def handle(self, event: StreamEvent) -> None:
         match event:
@@ -211,6 +215,8 @@ class ToolstreamApp(App[int]):
         self.facts.elapsed = self.clock() - self._started
         for lane in self.lanes.ordered():
             lane.mark_ended(event.status.value, lane_error(self.session, lane.index))
+            self.facts.failed_calls += lane.state != "parsed"
+        self.text_pane.mark_ended()
         if event.trailing:
             self.raw_log.add_trailing(event.trailing)
         if event.error:
@@ -222,9 +228,8 @@ class ToolstreamApp(App[int]):
         if body and self.session.state.http_status and self.session.state.http_status >= 400:
             lines = inert_text(body).splitlines()[:MAX_BODY_LINES]
             message.append("\n" + "\n".join(lines), "not bold")
-        banner = self.query_one("#error-banner", Static)
-        banner.update(message)
-        banner.add_class("-shown")
+        self.error_banner.update(message)
+        self.error_banner.add_class("-shown")
 
     # -- actions ----------------------------------------------------------------
     def action_toggle_pause(self) -> None:
@@ -246,7 +251,7 @@ class ToolstreamApp(App[int]):
         self.raw_log.clear()
         self.handled.clear()
         self._dirty_lanes.clear()
-        self.query_one("#error-banner").remove_class("-shown")
+        self.error_banner.remove_class("-shown")
         self.start_stream()
 
     def action_toggle_lane(self) -> None:
@@ -329,5 +334,6 @@ def lane_error(session: StreamSession, index: int) -> str | None:
 
 
 def run_app(source: Source, record: Path | None, typing_cps: float | None = None) -> int:
-    ToolstreamApp(source, record=record, typing_cps=typing_cps).run()
-    return 0
+    app = ToolstreamApp(source, record=record, typing_cps=typing_cps)
+    app.run()
+    return app.return_code or 0

@@ -80,6 +80,8 @@ class StreamSession:
             return []
         self._closed = True
         trailing = ""
+        if self.mode != "sse":
+            self._settle_body(t)  # may find a stream sent under the wrong content type
         if self.mode == "sse":
             items, trailing = self.decoder.close()
             self._take_sse(items, t)
@@ -90,8 +92,6 @@ class StreamSession:
                     f"bytes after the last blank line were not dispatched: {preview(trailing)!r}",
                     self.state.events,
                 )
-        else:
-            self._settle_body(t)
         if self.state.error is None:
             self.dialect.on_end()
         self.state.end(trailing)

@@ -47,7 +47,6 @@ class SSEDecoder:
         self._pending_lines: list[str] = []
         self._event_type = ""
         self._data: list[str] = []
-        self._has_fields = False
         self._last_id: str | None = None
         self._retry: int | None = None
         self.dispatched = 0
@@ -98,20 +97,23 @@ class SSEDecoder:
         field, colon, value = line.partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
-        self._has_fields = True
         if field == "data":
             self._data.append(value)
         elif field == "event":
             self._event_type = value
         elif field == "id" and "\0" not in value:
             self._last_id = value
-        elif field == "retry" and value.isdigit():
+        elif field == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
         return None
 
     def _dispatch(self) -> SSEEvent | None:
+        """A blank line ends the event; per the spec, one without data lines is not
+        dispatched (its fields other than `id` are forgotten)."""
         self._pending_lines = []
-        if not self._has_fields:
+        if not self._data:
+            self._event_type = ""
+            self._retry = None
             return None
         self.dispatched += 1
         event = SSEEvent(
@@ -124,5 +126,4 @@ class SSEDecoder:
         self._event_type = ""
         self._data = []
         self._retry = None
-        self._has_fields = False
         return event

@@ -11,8 +11,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
-from textual.reactive import reactive
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import Static
 
 from ...core.events import Anomaly
 from ...core.visible import inert
@@ -59,12 +58,10 @@ class CallLane(Vertical, can_focus=True):
     CallLane.-failed, CallLane.-truncated { border: round $error; }
     CallLane.-failed:focus, CallLane.-truncated:focus { border: double $error; }
     CallLane.-has-anomalies { border-subtitle-color: $warning; }
-    CallLane > ContentSwitcher { height: 1fr; }
+    CallLane > ArgumentBuffer, CallLane > ArgumentsTree { height: 1fr; }
     CallLane > .lane--error { color: $error; height: auto; max-height: 3; }
     CallLane > .lane--counter { color: $text-muted; height: 1; }
     """
-
-    show_tree: reactive[bool] = reactive(False)
 
     class Selected(Message):
         def __init__(self, lane: CallLane) -> None:
@@ -87,15 +84,15 @@ class CallLane(Vertical, can_focus=True):
         # Built here, not in compose, so fragments can arrive before the lane mounts.
         self.buffer = ArgumentBuffer(id="raw")
         self.arguments_tree = ArgumentsTree(id="tree")
+        self.arguments_tree.display = False
         self.error_line = Static(classes="lane--error")
         self.error_line.display = False
         self.counter = Static(classes="lane--counter")
         self._refresh_titles()
 
     def compose(self) -> ComposeResult:
-        with ContentSwitcher(initial="tree" if self.show_tree else "raw"):
-            yield self.buffer
-            yield self.arguments_tree
+        yield self.buffer
+        yield self.arguments_tree
         yield self.error_line
         yield self.counter
 
@@ -144,13 +141,19 @@ class CallLane(Vertical, can_focus=True):
         self.set_class(True, "-has-anomalies")
         self._refresh_titles()
 
+    @property
+    def show_tree(self) -> bool:
+        return bool(self.arguments_tree.display)
+
+    @show_tree.setter
+    def show_tree(self, show_tree: bool) -> None:
+        """Tree or raw buffer; works before the lane is mounted too."""
+        self.arguments_tree.display = show_tree
+        self.buffer.display = not show_tree
+
     def toggle_view(self) -> None:
         if self.parsed:
             self.show_tree = not self.show_tree
-
-    def watch_show_tree(self, show_tree: bool) -> None:
-        if self.is_mounted:
-            self.query_one(ContentSwitcher).current = "tree" if show_tree else "raw"
 
     def flush(self) -> None:
         self.buffer.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -20,13 +21,14 @@ class LaneColumn(VerticalScroll):
         super().__init__(id=id)
         self.border_title = Text("tool calls")
         self.lanes: dict[int, CallLane] = {}
+        self.placeholder = Static(Text("no tool calls yet"), id="no-calls")
 
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(Text("no tool calls yet"), id="no-calls")
+    def compose(self) -> ComposeResult:
+        yield self.placeholder
 
     def add_lane(self, lane: CallLane) -> None:
         self.lanes[lane.index] = lane
-        self.query_one("#no-calls").display = False
+        self.placeholder.display = False
         later = [index for index in self.lanes if index > lane.index]
         before = self.lanes[min(later)] if later else None
         self.mount(lane, before=before)
@@ -36,7 +38,7 @@ class LaneColumn(VerticalScroll):
         for lane in self.lanes.values():
             lane.remove()
         self.lanes.clear()
-        self.query_one("#no-calls").display = True
+        self.placeholder.display = True
         self.set_class(False, "-many")
 
     def ordered(self) -> list[CallLane]:

@@ -37,6 +37,7 @@ class StatusFacts:
     first_event: float | None = None
     elapsed: float = 0.0
     anomalies: int = 0
+    failed_calls: int = 0
 
 
 class StatusBar(Static):
@@ -49,8 +50,12 @@ class StatusBar(Static):
         line.append(inert(facts.source), "bold")
         line.append(f" · {facts.dialect} · ")
         line.append(facts.state, STATE_STYLES.get(facts.state, ""))
+        if facts.failed_calls:
+            plural = "s" if facts.failed_calls > 1 else ""
+            line.append(f" · {facts.failed_calls} call{plural} not parsed", "bold red")
         if facts.paused:
-            line.append(" ⏸ paused", "bold reverse")
+            line.append(" ")
+            line.append(" PAUSED ", "bold reverse")
         line.append(f" · {facts.events} events · {human_bytes(facts.bytes)}")
         if facts.first_event is not None:
             line.append(f" · first event {facts.first_event:.3f}s")

@@ -16,6 +16,7 @@ from ...core.events import Channel
 from ...core.visible import inert_text
 from .wrapped_view import WrappedView
 
+WAITING = "waiting for text…"
 CHANNEL_TAGS = {Channel.CONTENT: 0, Channel.REASONING: 1, Channel.REFUSAL: 2}
 LABEL_TAG = 3
 CHANNEL_LABELS = {Channel.REASONING: "thinking ", Channel.REFUSAL: "refusal "}
@@ -54,14 +55,12 @@ class TextPane(Vertical):
         self._budget = 0.0
         self.revealed = 0
         self.border_title = Text("assistant")
+        self.placeholder = Static(Text(WAITING), id="placeholder")
+        self.typed = TypedText(word_wrap=True)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("waiting for text…"), id="placeholder")
-        yield TypedText(word_wrap=True)
-
-    @property
-    def typed(self) -> TypedText:
-        return self.query_one(TypedText)
+        yield self.placeholder
+        yield self.typed
 
     @property
     def caught_up(self) -> bool:
@@ -101,8 +100,12 @@ class TextPane(Vertical):
                 self.typed.append(label, LABEL_TAG)
                 self.typed.append(" ", CHANNEL_TAGS[channel])
             self._channel = channel
-            self.query_one("#placeholder").display = False
+            self.placeholder.display = False
         self.typed.append(text, CHANNEL_TAGS[channel])
+
+    def mark_ended(self) -> None:
+        if self._channel is None and not self._pending:
+            self.placeholder.update(Text("no assistant text in this stream"))
 
     def clear(self) -> None:
         self._pending.clear()
@@ -110,4 +113,5 @@ class TextPane(Vertical):
         self._budget = 0.0
         self.revealed = 0
         self.typed.clear()
-        self.query_one("#placeholder").display = True
+        self.placeholder.update(Text(WAITING))
+        self.placeholder.display = True

@@ -1,0 +1,224 @@
+"""The app's behaviour, driven with Pilot against the stub over loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import CliRunner, frozen_clock, make_app, wait_received, wait_settled
+from toolstream_stubs import StubServer
+from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.app.widgets.lane import CallLane
+from toolstream_tui.app.widgets.text_pane import TextPane
+from toolstream_tui.core.events import (
+    CallParsed,
+    CallStarted,
+    FinishSeen,
+    FragmentAppended,
+    WireEvent,
+)
+from toolstream_tui.sources.replay import ReplaySource
+
+SIZE = (120, 40)
+
+
+def lane_view(lane: CallLane) -> str:
+    return "tree" if lane.show_tree else "raw"
+
+
+async def test_lanes_flip_exactly_at_the_finish_event(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "weather", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        finish_seen = False
+        while not finish_seen:
+            await pilot.press("n")
+            finish_seen = any(isinstance(event, FinishSeen) for event in app.handled)
+            lane = app.lanes.lanes[0]
+            if not finish_seen:
+                assert lane_view(lane) == "raw", "flipped before the finish"
+                assert not lane.parsed
+        assert lane_view(app.lanes.lanes[0]) == "tree"
+        assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
+        kinds = [type(event) for event in app.handled]
+        assert kinds.index(FinishSeen) < kinds.index(CallParsed)
+
+
+async def test_step_advances_one_wire_event(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "weather", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        for expected_events in range(1, 5):
+            await pilot.press("n")
+            wire = [event.number for event in app.handled if isinstance(event, WireEvent)]
+            assert wire == list(range(1, expected_events + 1))
+        fragments = [event.text for event in app.handled if isinstance(event, FragmentAppended)]
+        assert fragments == ['{"loc', "ation", '":"Be']
+        assert app.lanes.lanes[0].buffer.plain_lines()[0].startswith('{"location":"Be')
+
+
+async def test_pause_holds_the_display_and_resume_catches_up(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "demo", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        await pilot.pause()
+        assert app.handled == []
+        assert app.lanes.lanes == {}
+        await pilot.press("space")
+        await wait_settled(app)
+        assert [lane.state for lane in app.lanes.ordered()] == ["parsed", "parsed"]
+        text = app.query_one(TextPane).typed.plain_lines()
+        assert "".join(text) == "I'll check the weather in 北京 and 上海 for you."
+
+
+async def test_toggle_lane_and_all_lanes(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "demo")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        first, second = app.lanes.ordered()
+        assert (lane_view(first), lane_view(second)) == ("tree", "tree")
+        first.focus()
+        await pilot.press("t")
+        assert (lane_view(first), lane_view(second)) == ("raw", "tree")
+        await pilot.press("T")
+        assert (lane_view(first), lane_view(second)) == ("tree", "tree")
+        await pilot.press("T")
+        assert (lane_view(first), lane_view(second)) == ("raw", "raw")
+
+
+async def test_a_failed_parse_stays_raw_and_marks_the_error_position(
+    app_stub: StubServer,
+) -> None:
+    app = make_app(app_stub, "invalid-json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        bad, good = app.lanes.ordered()
+        assert bad.state == "invalid JSON" and lane_view(bad) == "raw"
+        assert good.state == "parsed" and lane_view(good) == "tree"
+        raw = "".join(bad.buffer.plain_lines())
+        assert bad.buffer.mark == raw.index("}")
+        await pilot.press("t")  # a failed lane has no tree to toggle to
+        assert lane_view(bad) == "raw"
+
+
+async def test_truncated_stream_leaves_lanes_raw_and_marked(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "truncated")
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        (lane,) = app.lanes.ordered()
+        assert lane.state == "truncated" and lane_view(lane) == "raw"
+        assert "".join(lane.buffer.plain_lines()) == '{"location":"San Franci'
+        assert app.facts.state == "truncated"
+
+
+async def test_raw_log_toggle_shows_every_event(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "weather")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        assert not app.raw_log.display
+        await pilot.press("l")
+        assert app.raw_log.display
+        lines = [line for line in app.raw_log.plain_lines() if line.startswith("#")]
+        assert len(lines) == app.session.state.events == 8  # head, 5 fragments, finish, [DONE]
+        assert lines[-1].endswith("data: [DONE]")
+
+
+async def test_export_writes_the_same_json_as_headless(
+    app_stub: StubServer, cli: CliRunner, tmp_path: Path
+) -> None:
+    app = make_app(app_stub, "parallel", output_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        await pilot.press("e")
+    exported = json.loads((tmp_path / "toolstream-report.json").read_text(encoding="utf-8"))
+    headless = json.loads(cli("--headless", "--url", app_stub.scenario_url("parallel")).stdout)
+    del exported["source"], headless["source"]
+    assert exported == headless
+
+
+async def test_screenshot_is_saved(app_stub: StubServer, tmp_path: Path) -> None:
+    app = make_app(app_stub, "weather", output_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        await pilot.pause()
+        await pilot.press("s")
+    (svg,) = tmp_path.glob("*.svg")
+    assert "get_weather" in svg.read_text(encoding="utf-8")
+
+
+async def test_restart_runs_the_stream_again(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "weather")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        await pilot.press("r")
+        await wait_settled(app)
+        assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
+        started = [event for event in app.handled if isinstance(event, CallStarted)]
+        assert len(started) == 1, "the first run's events were not cleared"
+        requests = [r for r in app_stub.requests if r.path.endswith("weather/v1/chat/completions")]
+        assert len(requests) >= 2
+
+
+async def test_http_error_shows_status_and_body(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "http-401")
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        banner = app.query_one("#error-banner")
+        assert banner.display
+        shown = str(banner.render())
+        assert "HTTP 401: Incorrect API key provided" in shown
+        assert '"code":"invalid_api_key"' in shown
+        assert app.facts.state == "error"
+
+
+async def test_inspector_lists_every_fragment_and_none_parses_alone(
+    app_stub: StubServer,
+) -> None:
+    app = make_app(app_stub, "weather")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        await pilot.press("i")
+        screen = app.screen
+        assert [row["text"] for row in screen.rows] == [
+            '"{\\"loc"',
+            '"ation"',
+            '"\\":\\"Be"',
+            '"ijing"',
+            '"\\"}"',
+        ]
+        assert [row["length"] for row in screen.rows] == [5, 5, 5, 5, 2]
+        assert not any(row["parses_alone"] for row in screen.rows)
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
+HOSTILE_TEXT = "[bold]not bold[/] [link=https://x.invalid]x[/link] \x1b[31mred\x1b[0m bell\x07"
+
+
+def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+async def test_markup_and_escapes_in_model_output_are_shown_literally(tmp_path: Path) -> None:
+    recording = tmp_path / "hostile.sse"
+    recording.write_bytes(
+        chunk({"content": HOSTILE_TEXT})
+        + chunk({"tool_calls": [{"index": 0, "id": "[red]id", "function": {"name": "[b]n"}}]})
+        + chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a":"[i]x\\u001b"}'}}]})
+        + chunk({}, "tool_calls")
+        + b"data: [DONE]\n\n"
+    )
+    app = ToolstreamApp(ReplaySource(recording, speed=0, clock=frozen_clock), clock=frozen_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        await pilot.pause()
+        shown = "".join(app.text_pane.typed.plain_lines())
+        assert shown == "[bold]not bold[/] [link=https://x.invalid]x[/link] ␛[31mred␛[0m bell␇"
+        lane = app.lanes.lanes[0]
+        assert "[i]x" in "\n".join(lane.arguments_tree.plain_labels())
+        svg = app.export_screenshot()
+    assert "\x1b" not in svg and "\x07" not in svg
+    visible = svg.replace("&#160;", " ")
+    assert "[bold]not bold[/]" in visible
+    assert "#0 [b]n · [red]id" in visible

@@ -1,0 +1,120 @@
+"""Pictures of the app at deterministic points, driven against the stub server
+over real loopback HTTP. Every snapshot waits on a condition, never a sleep:
+the whole stream received (worker complete) and, unless paused, everything on
+screen (`settled`). Times come from a frozen clock."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from conftest import make_app, wait_received, wait_settled
+from toolstream_stubs import StubServer
+
+Snap = Callable[..., bool]
+RunBefore = Callable[[Pilot[Any]], Awaitable[None]]
+
+
+def settled_then(*keys: str) -> RunBefore:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_settled(pilot.app)  # type: ignore[arg-type]
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.wait_for_scheduled_animations()
+
+    return run_before
+
+
+def stepped(steps: int) -> RunBefore:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_received(pilot.app)  # type: ignore[arg-type]
+        for _ in range(steps):
+            await pilot.press("n")
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+
+    return run_before
+
+
+def test_demo_mid_stream(snap_compare: Snap, app_stub: StubServer) -> None:
+    """Paused after 16 events of `demo`: the text typed out, both lanes growing
+    raw with alternately shaded fragments, nothing parsed yet; the status bar
+    says streaming and paused."""
+    app = make_app(app_stub, "demo", start_paused=True)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=stepped(16))
+
+
+def test_demo_finished(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`demo` finished: the full sentence, both lanes flipped to parsed trees
+    (city 北京 / 上海, unit celsius), status finished."""
+    app = make_app(app_stub, "demo")
+    assert snap_compare(app, terminal_size=(120, 36), run_before=settled_then())
+
+
+def test_parse_error(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`invalid-json`: lane 0 stays raw with a red border, the error message and
+    the offending `}` highlighted; lane 1 is a tree; 1 call not parsed."""
+    app = make_app(app_stub, "invalid-json")
+    assert snap_compare(app, terminal_size=(100, 30), run_before=settled_then())
+
+
+def test_truncated(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`truncated`: the lane keeps its partial buffer `{"location":"San Franci`,
+    marked truncated; the status bar says truncated with one anomaly."""
+    app = make_app(app_stub, "truncated")
+    assert snap_compare(app, terminal_size=(100, 30), run_before=settled_then())
+
+
+def test_http_401(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`http-401`: a red banner with the status, the server's message and its
+    JSON body; status error; no lanes."""
+    app = make_app(app_stub, "http-401")
+    assert snap_compare(app, terminal_size=(100, 30), run_before=settled_then())
+
+
+def test_sixteen_parallel_lanes(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`many-parallel`: 16 lanes in a scrollable column, the first ones visible
+    as trees, a scrollbar showing there are more."""
+    app = make_app(app_stub, "many-parallel")
+    assert snap_compare(app, terminal_size=(120, 40), run_before=settled_then())
+
+
+def test_raw_log_open(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`weather` with the raw log toggled on: every SSE event numbered, with its
+    arrival time and data, ending with [DONE]."""
+    app = make_app(app_stub, "weather")
+    assert snap_compare(app, terminal_size=(120, 36), run_before=settled_then("l"))
+
+
+def test_narrow_terminal(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`demo` finished in 80x24: panes side by side, still readable."""
+    app = make_app(app_stub, "demo")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settled_then())
+
+
+def test_inspector(snap_compare: Snap, app_stub: StubServer) -> None:
+    """The inspector on `weather`: 5 fragments of 5, 5, 5, 5, 2 characters,
+    escapes visible, none parses as JSON on its own."""
+    app = make_app(app_stub, "weather")
+    assert snap_compare(app, terminal_size=(120, 30), run_before=settled_then("i"))
+
+
+def test_anomaly_list(snap_compare: Snap, app_stub: StubServer) -> None:
+    """The anomaly list on `name-repeated`: id-repeated and name-repeated on
+    lane 0, each counted 5 times."""
+    app = make_app(app_stub, "name-repeated")
+    assert snap_compare(app, terminal_size=(120, 30), run_before=settled_then("a"))
+
+
+@pytest.mark.parametrize("scenario", ["reasoning", "refusal"])
+def test_reasoning_and_refusal_are_set_apart(
+    snap_compare: Snap, app_stub: StubServer, scenario: str
+) -> None:
+    """Reasoning in muted italics behind a `thinking` label, then the answer;
+    a refusal in bold red behind a `refusal` label."""
+    app = make_app(app_stub, scenario)
+    assert snap_compare(app, terminal_size=(100, 24), run_before=settled_then())
