@@ -222,3 +222,39 @@ async def test_markup_and_escapes_in_model_output_are_shown_literally(tmp_path: 
     visible = svg.replace("&#160;", " ")
     assert "[bold]not bold[/]" in visible
     assert "#0 [b]n · [red]id" in visible
+
+
+async def test_double_click_on_a_lane_opens_its_inspector(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        await pilot.pause()
+        second = app.lanes.lanes[1]
+        await pilot.click(second)
+        assert app.focused is second
+        assert app.screen is app.screen_stack[0]
+        await pilot.double_click(second)
+        assert app.screen.title_text.startswith("fragments of call #1 get_time")
+
+
+async def test_typing_speed_reveals_text_at_a_steady_rate(app_stub: StubServer) -> None:
+    """With --typing-cps 10, each second of the (manual) clock reveals 10 characters,
+    however fast the stream delivered them."""
+    now = [0.0]
+    app = make_app(app_stub, "text-only", typing_cps=10)
+    app.clock = lambda: now[0]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        await pilot.pause()
+        app.tick()
+        shown_at_start = app.text_pane.revealed
+        for second in range(1, 4):
+            now[0] = float(second)
+            app.tick()
+            assert app.text_pane.revealed == shown_at_start + 10 * second
+        assert not app.text_pane.caught_up
+        total = len("".join(app.session.state.text))
+        now[0] = 1000.0
+        app.tick()
+        assert app.text_pane.revealed == total
+        assert app.text_pane.caught_up

@@ -102,6 +102,7 @@ class ToolstreamApp(App[int]):
         self.text_pane = TextPane(typing_cps, id="text-pane")
         self.lanes = LaneColumn(id="lanes")
         self.raw_log = RawLog(id="raw-log")
+        self.raw_log.display = False
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -266,7 +267,8 @@ class ToolstreamApp(App[int]):
             lane.show_tree = show_tree
 
     def action_toggle_log(self) -> None:
-        self.raw_log.toggle_class("-shown")
+        self.raw_log.display = not self.raw_log.display
+        self.raw_log.flush()
 
     def action_focus_lane(self, step: int) -> None:
         lanes = self.lanes.ordered()

@@ -10,6 +10,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
 
@@ -150,6 +151,7 @@ class CallLane(Vertical, can_focus=True):
         """Tree or raw buffer; works before the lane is mounted too."""
         self.arguments_tree.display = show_tree
         self.buffer.display = not show_tree
+        self.buffer.flush()
 
     def toggle_view(self) -> None:
         if self.parsed:
@@ -163,7 +165,8 @@ class CallLane(Vertical, can_focus=True):
     def refresh_counter(self) -> None:
         elapsed = max(0.0, self.latest - self.started)
         self.counter.update(
-            Text(f"{self.fragments} fragments · {self.chars} chars · {elapsed:.2f}s")
+            Text(f"{self.fragments} fragments · {self.chars} chars · {elapsed:.2f}s"),
+            layout=False,
         )
 
     def _show_error(self, error: str) -> None:
@@ -177,6 +180,8 @@ class CallLane(Vertical, can_focus=True):
         badge = f" · ⚠ {len(self.anomalies)}" if self.anomalies else ""
         self.border_subtitle = Text(f"{self.state}{badge}")
 
-    def on_click(self) -> None:
+    def on_click(self, event: Click) -> None:
+        """A click selects the lane; a double click opens its fragment inspector."""
         self.focus()
-        self.post_message(self.Selected(self))
+        if event.chain >= 2:
+            self.post_message(self.Selected(self))

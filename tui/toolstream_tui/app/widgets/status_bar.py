@@ -62,4 +62,4 @@ class StatusBar(Static):
         line.append(f" · {facts.elapsed:.1f}s")
         if facts.anomalies:
             line.append(f" · ⚠ {facts.anomalies} anomalies", "yellow")
-        self.update(line)
+        self.update(line, layout=False)

@@ -3,7 +3,8 @@
 Lines are cut as text arrives (`WrappedLines`) and only the visible ones are
 rendered, so appending costs time proportional to what was appended and a
 screen refresh costs time proportional to the screen. Appends are collected and
-shown by `flush()`, which the app calls on its display tick.
+shown by `flush()`, which the app calls on its display tick; a hidden view
+(the raw log, a lane showing its tree) only wraps when it is shown again.
 """
 
 from __future__ import annotations
@@ -30,21 +31,33 @@ class WrappedView(ScrollView, can_focus=False):
         self.runs: list[Run] = []
         self.mark: int | None = None
         self._wrapped = WrappedLines(80, word_wrap=word_wrap)
+        self._wrapped_runs = 0
         self._changed = False
+        self._styles: dict[int, Style] = {}
 
     # -- content ------------------------------------------------------------
     def append(self, text: str, tag: int = 0) -> None:
         if text:
             self.runs.append((text, tag))
-            self._wrapped.append(text, tag)
             self._changed = True
 
     def clear(self) -> None:
         self.runs = []
         self.mark = None
-        self._wrapped = WrappedLines(self._wrapped.width, word_wrap=self.word_wrap)
-        self._changed = True
+        self._rewrap(self._wrapped.width)
         self.flush()
+
+    def _rewrap(self, width: int) -> None:
+        self._wrapped = WrappedLines(width, word_wrap=self.word_wrap)
+        self._wrapped_runs = 0
+        self._changed = True
+
+    def _catch_up(self) -> None:
+        """Cut the runs appended since the last call into lines."""
+        wrapped = self._wrapped
+        for text, tag in self.runs[self._wrapped_runs :]:
+            wrapped.append(text, tag)
+        self._wrapped_runs = len(self.runs)
 
     def set_mark(self, offset: int | None) -> None:
         """Highlight the character at `offset` (a parse-error position)."""
@@ -56,14 +69,16 @@ class WrappedView(ScrollView, can_focus=False):
         return len(self._wrapped.lines)
 
     def plain_lines(self) -> list[str]:
+        self._catch_up()
         return ["".join(text for text, _ in line) for line in self._wrapped.lines]
 
     def flush(self) -> None:
         """Show what was appended since the last flush, following the end if the
         view was at the end."""
-        if not self._changed:
+        if not self._changed or not self.display:
             return
         self._changed = False
+        self._catch_up()
         following = self.is_vertical_scroll_end
         self.virtual_size = Size(self._wrapped.width, len(self._wrapped.lines))
         self.refresh()
@@ -75,10 +90,7 @@ class WrappedView(ScrollView, can_focus=False):
         width = max(1, self.scrollable_content_region.width)
         if width == self._wrapped.width:
             return
-        self._wrapped = WrappedLines(width, word_wrap=self.word_wrap)
-        for text, tag in self.runs:
-            self._wrapped.append(text, tag)
-        self._changed = True
+        self._rewrap(width)
         self.flush()
 
     # -- rendering ----------------------------------------------------------
@@ -88,17 +100,27 @@ class WrappedView(ScrollView, can_focus=False):
     def mark_style(self) -> Style:
         return Style(reverse=True, bold=True)
 
+    def notify_style_update(self) -> None:
+        self._styles.clear()
+        super().notify_style_update()
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         number = scroll_y + y
-        base = self.rich_style
+        base = self._style(BASE_TAG)
         width = self.size.width
         if number >= len(self._wrapped.lines):
             return Strip.blank(width, base)
-        segments = [
-            Segment(text, base + self._style_for(tag)) for text, tag in self._line_runs(number)
-        ]
+        segments = [Segment(text, self._style(tag)) for text, tag in self._line_runs(number)]
         return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+
+    def _style(self, tag: int) -> Style:
+        """Styles per tag, computed once per style change rather than per line."""
+        style = self._styles.get(tag)
+        if style is None:
+            base = self.rich_style
+            style = self._styles[tag] = base if tag == BASE_TAG else base + self._style_for(tag)
+        return style
 
     def _line_runs(self, number: int) -> list[Run]:
         runs = self._wrapped.lines[number]
@@ -112,6 +134,7 @@ class WrappedView(ScrollView, can_focus=False):
 
 
 MARK_TAG = -1
+BASE_TAG = -2
 
 
 def _with_mark(runs: list[Run], offset: int) -> list[Run]:
