@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import CliRunner, frozen_clock, make_app, wait_received, wait_settled
-from toolstream_stubs import StubServer
+from toolstream_stubs import StubServer, list_scenarios
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.app.widgets.text_pane import TextPane
+from toolstream_tui.core import build_report
 from toolstream_tui.core.events import (
     CallParsed,
     CallStarted,
@@ -258,3 +261,34 @@ async def test_typing_speed_reveals_text_at_a_steady_rate(app_stub: StubServer) 
         app.tick()
         assert app.text_pane.revealed == total
         assert app.text_pane.caught_up
+
+
+@pytest.mark.parametrize("scenario", [info.name for info in list_scenarios()])
+async def test_every_scenario_settles_with_lanes_matching_the_report(
+    app_stub: StubServer, scenario: str
+) -> None:
+    app = make_app(app_stub, scenario)
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        report = build_report(app.session.state)
+        lanes = app.lanes.ordered()
+        assert [lane.index for lane in lanes] == [call["index"] for call in report["tool_calls"]]
+        for lane, call in zip(lanes, report["tool_calls"], strict=True):
+            assert lane.parsed == (call["arguments"] is not None)
+            assert lane.show_tree == lane.parsed
+            assert lane.arguments == call["arguments"]
+            assert lane.chars == len(call["arguments_raw"])
+        assert app.facts.state == report["status"]
+        assert app.error_banner.has_class("-shown") == (report["status"] == "error")
+        assert app.text_pane.revealed == len(
+            report["text"] + report["reasoning"] + report["refusal"]
+        )
+
+
+async def test_every_binding_is_in_the_command_palette(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "weather")
+    async with app.run_test(size=SIZE):
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+    assert "Quit" in titles
+    for binding in ToolstreamApp.BINDINGS:
+        assert binding.description in titles or binding.action == "quit"

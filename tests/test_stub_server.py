@@ -284,8 +284,9 @@ def test_stop_is_idempotent_and_context_manager_works() -> None:
 
 def test_pacing_delay() -> None:
     demo = load_scenario("demo")
-    assert StubServer("demo").delay_for(demo) == pytest.approx(0.040)
-    assert StubServer("demo", speed=2).delay_for(demo) == pytest.approx(0.020)
+    scenario_delay = demo.delay_ms / 1000
+    assert StubServer("demo").delay_for(demo) == pytest.approx(scenario_delay)
+    assert StubServer("demo", speed=2).delay_for(demo) == pytest.approx(scenario_delay / 2)
     assert StubServer("demo", delay_ms=100, speed=4).delay_for(demo) == pytest.approx(0.025)
     assert StubServer("demo", speed=0).delay_for(demo) == 0
 
