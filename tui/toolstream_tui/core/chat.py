@@ -176,27 +176,29 @@ class ChatCompletionsDialect:
         name = function.get("name") or None
         index = fragment.get("index")
         if isinstance(index, int) and not isinstance(index, bool):
-            slot = self._slot_by_index(index, call_id)
+            slot = self._slot_by_index(index, call_id, name)
         else:
-            slot = self._slot_without_index(call_id, index)
+            slot = self._slot_without_index(call_id, name, index)
         is_new = slot.index not in self._lanes_seen
         self._lanes_seen.add(slot.index)
         self._latest = slot
         self._check_identity(slot, call_id, name, is_new)
         self.state.append_fragment(slot, self._arguments_text(slot, function), self._event, self._t)
 
-    def _slot_by_index(self, index: int, call_id: str | None) -> CallSlot:
+    def _slot_by_index(self, index: int, call_id: str | None, name: str | None) -> CallSlot:
         lane = self._lane_of_index.get(index)
         if lane is None:
             self._check_gap(index)
             lane = index if index not in self.state.calls else self.state.next_free_index()
-            return self._start(index, lane, call_id)
+            return self._start(index, lane, call_id, name)
         slot = self.state.calls[lane]
         if call_id and slot.call_id and call_id != slot.call_id:
-            return self._restart_at_index(index, slot, call_id)
+            return self._restart_at_index(index, slot, call_id, name)
         return slot
 
-    def _restart_at_index(self, index: int, previous: CallSlot, call_id: str) -> CallSlot:
+    def _restart_at_index(
+        self, index: int, previous: CallSlot, call_id: str, name: str | None
+    ) -> CallSlot:
         lane = self.state.next_free_index()
         unfinished = previous.length > 0 and not previous.completion.complete
         kind = "id-changed" if unfinished else "index-reused"
@@ -207,9 +209,9 @@ class ChatCompletionsDialect:
             f"index {index} reused {how} by id {call_id!r} (was {previous.call_id!r}); "
             f"new call in lane {lane}",
         )
-        return self._start(index, lane, call_id)
+        return self._start(index, lane, call_id, name)
 
-    def _slot_without_index(self, call_id: str | None, index: Any) -> CallSlot:
+    def _slot_without_index(self, call_id: str | None, name: str | None, index: Any) -> CallSlot:
         shown = "no index" if index is None else f"index {index!r} is not an integer"
         if call_id:
             for slot in self.state.calls.values():
@@ -223,21 +225,20 @@ class ChatCompletionsDialect:
             return self._latest
         lane = self.state.next_free_index()
         self._note("index-missing", lane, f"{shown}; new call in lane {lane}")
-        return self.state.start_call(lane, call_id, None, self._t)
+        return self.state.start_call(lane, call_id, name, self._t)
 
-    def _start(self, index: int, lane: int, call_id: str | None) -> CallSlot:
+    def _start(self, index: int, lane: int, call_id: str | None, name: str | None) -> CallSlot:
         self._lane_of_index[index] = lane
         self._highest_index = max(self._highest_index, index)
-        return self.state.start_call(lane, call_id, None, self._t)
+        return self.state.start_call(lane, call_id, name, self._t)
 
     def _check_gap(self, index: int) -> None:
-        if index > self._highest_index + 1:
-            after = (
-                "as the first index"
-                if self._highest_index < 0
-                else (f"after index {self._highest_index}")
-            )
-            self._note("index-gap", index, f"index {index} {after}")
+        if index <= self._highest_index + 1:
+            return
+        if self._highest_index < 0:
+            self._note("index-gap", index, f"index {index} as the first index")
+        else:
+            self._note("index-gap", index, f"index {index} after index {self._highest_index}")
 
     def _check_identity(
         self, slot: CallSlot, call_id: str | None, name: str | None, is_new: bool
