@@ -28,6 +28,7 @@ class Expected:
     reasoning_starts: str | None = None
     refusal: str | None = None
     error_contains: str | None = None
+    dialect: str = "openai-chat"
 
 
 def generated_calls(scenario: str) -> list[tuple[int, str | None, str | None, Any]]:
@@ -213,6 +214,154 @@ EXPECTED: dict[str, Expected] = {
         ],
         text="Sure 😀! Saving your note 👩\u200d💻 now.",
     ),
+    "anthropic-parallel": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [
+            (0, "toolu_par1", "get_weather", {"city": "Paris", "unit": "celsius"}),
+            (1, "toolu_par2", "get_time", {"timezone": "Europe/Paris"}),
+        ],
+        dialect="anthropic",
+    ),
+    "anthropic-text-tools": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [(1, "toolu_tt1", "search_docs", {"query": "streaming tool calls", "limit": 5})],
+        text="I'll look that up for you.",
+        dialect="anthropic",
+    ),
+    "anthropic-no-event-lines": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [(1, "toolu_tt1", "search_docs", {"query": "streaming tool calls", "limit": 5})],
+        text="I'll look that up for you.",
+        dialect="anthropic",
+    ),
+    "anthropic-thinking": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [(2, "toolu_th1", "get_weather", {"city": "Oslo"})],
+        text="Let me check Oslo.",
+        reasoning_starts="The user wants",
+        dialect="anthropic",
+    ),
+    "anthropic-max-tokens": Expected(
+        2,
+        "finished",
+        "max_tokens",
+        [(1, "toolu_mt1", "get_weather", None)],
+        text="Let me look up the weather.",
+        dialect="anthropic",
+    ),
+    "anthropic-error": Expected(
+        1,
+        "error",
+        anomalies={("error-event", None)},
+        error_contains="overloaded_error: Overloaded",
+        dialect="anthropic",
+    ),
+    "anthropic-full-input": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [(0, "toolu_fi1", "get_forecast", {"city": "Rome", "days": 2})],
+        dialect="anthropic",
+    ),
+    "anthropic-truncated": Expected(
+        2,
+        "truncated",
+        None,
+        [(0, "toolu_tr1", "get_weather", None)],
+        {("unterminated-event", None)},
+        dialect="anthropic",
+    ),
+    "anthropic-quirks": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [
+            (0, "toolu_q1", "get_weather", {"city": "Nice"}),
+            (1, "toolu_q2", "get_time", {"tz": "UTC"}),
+            (3, None, None, {"x": 1}),
+        ],
+        {
+            ("delta-without-start", 3),
+            ("delta-after-stop", 0),
+            ("block-index-reused", 0),
+            ("block-not-stopped", 3),
+        },
+        dialect="anthropic",
+    ),
+    "responses-interleaved": Expected(
+        0,
+        "finished",
+        "completed",
+        [
+            (1, "call_r1", "get_weather", {"city": "Tokyo"}),
+            (2, "call_r2", "get_time", {"timezone": "Asia/Tokyo"}),
+        ],
+        text="Checking both.",
+        dialect="openai-responses",
+    ),
+    "responses-done-only": Expected(
+        0,
+        "finished",
+        "completed",
+        [(0, "call_do1", "get_weather", {"city": "Lima"})],
+        dialect="openai-responses",
+    ),
+    "responses-done-mismatch": Expected(
+        0,
+        "finished",
+        "completed",
+        [(0, "call_dm1", "get_weather", {"city": "Kyoto"})],
+        {("done-mismatch", 0)},
+        dialect="openai-responses",
+    ),
+    "responses-incomplete": Expected(
+        2,
+        "finished",
+        "incomplete:max_output_tokens",
+        [(0, "call_in1", "search_docs", None)],
+        dialect="openai-responses",
+    ),
+    "responses-failed": Expected(
+        1,
+        "error",
+        "failed",
+        anomalies={("error-event", None)},
+        error_contains="response failed: The model failed to finish the response.",
+        dialect="openai-responses",
+    ),
+    "responses-error": Expected(
+        1,
+        "error",
+        None,
+        [(0, "call_er1", "get_weather", None)],
+        {("error-event", None)},
+        error_contains="rate_limit_exceeded: Rate limit reached",
+        dialect="openai-responses",
+    ),
+    "responses-truncated": Expected(
+        2,
+        "truncated",
+        None,
+        [(0, "call_tr1", "get_weather", None)],
+        dialect="openai-responses",
+    ),
+    "responses-reasoning": Expected(
+        0,
+        "finished",
+        "completed",
+        [(1, "call_rz1", "get_weather", {"city": "Seoul"})],
+        reasoning_starts="**Checking the",
+        dialect="openai-responses",
+    ),
+    "http-401-echo": Expected(1, "error", error_contains="HTTP 401: Incorrect API key provided"),
 }
 
 
@@ -230,7 +379,7 @@ def test_scenario_report_over_http(
 
     assert result.returncode == expected.exit, result.stderr
     assert report["status"] == expected.status
-    assert report["dialect"] == "openai-chat"
+    assert report["dialect"] == expected.dialect
     assert report["finish_reason"] == expected.finish_reason
     got = [(c["index"], c["id"], c["name"], c["arguments"]) for c in report["tool_calls"]]
     assert got == expected.calls
@@ -247,6 +396,8 @@ def test_scenario_report_over_http(
         assert expected.error_contains in report["error"]
         assert expected.error_contains in result.stderr
     for call in report["tool_calls"]:
+        is_responses = expected.dialect == "openai-responses"
+        assert (call["item_id"] or "").startswith("fc_") == is_responses
         if call["arguments"] is not None:
             assert json.loads(call["arguments_raw"] or "{}") == call["arguments"]
         else:

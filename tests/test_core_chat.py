@@ -137,6 +137,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None) -> None:
         {
             "index": 0,
             "id": "call_1",
+            "item_id": None,
             "name": "get_weather",
             "arguments_raw": '{"city": "Paris", "unit": "C"}',
             "arguments": {"city": "Paris", "unit": "C"},
@@ -147,6 +148,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None) -> None:
         {
             "index": 1,
             "id": "call_2",
+            "item_id": None,
             "name": "get_time",
             "arguments_raw": "{}",
             "arguments": {},

@@ -221,6 +221,7 @@ def expected_calls(scenario: Scenario) -> list[dict[str, Any]]:
         {
             "index": call.index,
             "id": call.call_id,
+            "item_id": None,
             "name": call.name,
             "arguments_raw": call.raw,
             "arguments": call.obj,

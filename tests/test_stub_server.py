@@ -17,11 +17,23 @@ import pytest
 
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_stubs.cli import main as cli_main
-from toolstream_stubs.scenarios import ScenarioNotFound, SplitMode
+from toolstream_stubs.scenarios import (
+    CHAT_ENDPOINT,
+    ENDPOINTS,
+    ScenarioNotFound,
+    SplitMode,
+    render_item,
+    with_sequence_numbers,
+)
 
 StartStub = Callable[..., StubServer]
 TIMEOUT_S = 10.0
-LISTENING_LINE = re.compile(r"^listening on (http://127\.0\.0\.1:\d+/v1/chat/completions)\n$")
+LISTENING_LINE = re.compile(r"^listening on (http://127\.0\.0\.1:\d+/v1/[a-z/]+)\n$")
+MESSAGES_ENDPOINT, RESPONSES_ENDPOINT = "/v1/messages", "/v1/responses"
+ALL_SCENARIOS = [info.name for info in list_scenarios()]
+ANTHROPIC_SCENARIOS = [name for name in ALL_SCENARIOS if name.startswith("anthropic-")]
+RESPONSES_SCENARIOS = [name for name in ALL_SCENARIOS if name.startswith("responses-")]
+ENDPOINT_BY_PREFIX = {"anthropic": MESSAGES_ENDPOINT, "responses": RESPONSES_ENDPOINT}
 SPLIT_CASES: list[tuple[SplitMode, dict[str, Any]]] = [
     ("event", {"speed": 0}),
     ("whole", {"speed": 0}),
@@ -58,17 +70,28 @@ def cut_offsets(pieces: list[bytes]) -> list[int]:
     return offsets
 
 
-def sse_data(body: bytes) -> list[str]:
-    """Data of each complete SSE event (an unterminated trailing event is dropped)."""
+def sse_events(body: bytes) -> list[tuple[str | None, str]]:
+    """(event field, data) of each complete SSE event (an unterminated trailing one is dropped)."""
     lines = re.split(r"\r\n|\r|\n", body.decode("utf-8"))[:-1]
-    events, data_lines = [], []
+    events: list[tuple[str | None, str]] = []
+    event: str | None = None
+    data_lines: list[str] = []
     for line in lines:
         if not line and data_lines:
-            events.append("\n".join(data_lines))
-            data_lines = []
-        elif line.startswith("data:"):
-            data_lines.append(line.removeprefix("data:").removeprefix(" "))
+            events.append((event, "\n".join(data_lines)))
+            event, data_lines = None, []
+        elif line.startswith(("data:", "event:")):
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "event":
+                event = value
+            else:
+                data_lines.append(value)
     return events
+
+
+def sse_data(body: bytes) -> list[str]:
+    return [data for _, data in sse_events(body)]
 
 
 def chunks_of(body: bytes) -> list[dict[str, Any]]:
@@ -84,6 +107,36 @@ def tool_arguments(body: bytes) -> dict[int, str]:
                 piece = call["function"].get("arguments", "")
                 arguments[call["index"]] = arguments.get(call["index"], "") + piece
     return arguments
+
+
+def joined_by(
+    chunks: list[dict[str, Any]], key: str, piece: Callable[[dict[str, Any]], str | None]
+) -> dict[Any, str]:
+    """Concatenate `piece(chunk)` (skipping None) per `chunk[key]`."""
+    joined: dict[Any, str] = {}
+    for chunk in chunks:
+        text = piece(chunk)
+        if text is not None:
+            joined[chunk[key]] = joined.get(chunk[key], "") + text
+    return joined
+
+
+def anthropic_inputs(body: bytes) -> dict[int, str]:
+    """Concatenated input_json_delta pieces per content block index."""
+
+    def piece(chunk: dict[str, Any]) -> str | None:
+        return chunk.get("delta", {}).get("partial_json")
+
+    return joined_by(chunks_of(body), "index", piece)
+
+
+def responses_arguments(body: bytes, event_type: str, field: str) -> dict[str, str]:
+    """`field` of every `event_type` chunk, concatenated per item_id."""
+
+    def piece(chunk: dict[str, Any]) -> str | None:
+        return chunk[field] if chunk["type"] == event_type else None
+
+    return joined_by(chunks_of(body), "item_id", piece)
 
 
 def read_raw_chunks(port: int, path: str) -> tuple[bytes, list[bytes]]:
@@ -205,8 +258,76 @@ def test_scenario_by_path(start_stub: StartStub) -> None:
     assert response.content == load_scenario("weather").rendered
 
 
+@pytest.mark.parametrize("method", ["GET", "POST"])
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+def test_every_endpoint_serves_default_and_named_scenarios(
+    start_stub: StartStub, method: str, endpoint: str
+) -> None:
+    server = start_stub("weather")
+    default = httpx.request(method, server.base_url + endpoint, timeout=TIMEOUT_S)
+    named_path = f"/scenarios/anthropic-parallel{endpoint}"
+    named = httpx.request(method, server.base_url + named_path, timeout=TIMEOUT_S)
+    assert (default.status_code, named.status_code) == (200, 200)
+    assert default.content == load_scenario("weather").rendered
+    assert named.content == load_scenario("anthropic-parallel").rendered
+
+
+def test_urls_use_the_scenario_endpoint(start_stub: StartStub) -> None:
+    server = start_stub("anthropic-text-tools")
+    base = server.base_url
+    assert server.url == base + MESSAGES_ENDPOINT
+    assert server.scenario_url("weather") == f"{base}/scenarios/weather{CHAT_ENDPOINT}"
+    responses_url = server.scenario_url("responses-reasoning")
+    assert responses_url == f"{base}/scenarios/responses-reasoning{RESPONSES_ENDPOINT}"
+    explicit = server.scenario_url("weather", MESSAGES_ENDPOINT)
+    assert explicit == f"{base}/scenarios/weather{MESSAGES_ENDPOINT}"
+    assert server.scenario_url("no-such-scenario").endswith(CHAT_ENDPOINT)
+    assert httpx.post(server.url, timeout=TIMEOUT_S).content == server.scenario.rendered
+    assert httpx.post(explicit, timeout=TIMEOUT_S).content == load_scenario("weather").rendered
+
+
 @pytest.mark.parametrize(
-    "path", ["/scenarios/no-such-scenario/v1/chat/completions", "/v2/elsewhere", "/"]
+    ("headers", "expected_key"),
+    [
+        ({"Authorization": "Bearer sk-live-123"}, "sk-live-123"),
+        ({"x-api-key": "sk-ant-456"}, "sk-ant-456"),
+        ({"Authorization": "Bearer sk-bearer", "x-api-key": "sk-header"}, "sk-bearer"),
+        ({"Authorization": "Basic dXNlcg==", "x-api-key": "sk-header"}, "sk-header"),
+        ({"Authorization": 'Bearer sk-"quoted"\\'}, 'sk-"quoted"\\'),
+        ({}, "none"),
+    ],
+    ids=["bearer", "x-api-key", "bearer-wins", "basic-ignored", "json-escaped", "none"],
+)
+def test_echo_api_key_puts_the_request_key_in_the_body(
+    start_stub: StartStub, headers: dict[str, str], expected_key: str
+) -> None:
+    server = start_stub("http-401-echo")
+    response = httpx.post(server.url, json={}, headers=headers, timeout=TIMEOUT_S)
+    assert response.status_code == 401
+    assert response.headers["content-type"] == "application/json"
+    message = response.json()["error"]["message"]
+    assert message.startswith(f"Incorrect API key provided: {expected_key}. You can")
+    assert b"{api_key}" in load_scenario("http-401-echo").rendered, "cached scenario unchanged"
+
+
+def test_api_key_is_not_echoed_without_the_flag(start_stub: StartStub) -> None:
+    server = start_stub("http-401")
+    headers = {"Authorization": "Bearer sk-secret"}
+    response = httpx.post(server.url, headers=headers, timeout=TIMEOUT_S)
+    assert response.content == load_scenario("http-401").rendered
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/scenarios/no-such-scenario/v1/chat/completions",
+        "/scenarios/no-such-scenario/v1/messages",
+        "/scenarios/weather/v1/completions",
+        "/scenarios/weather/v1/messages/extra",
+        "/v1/messages/extra",
+        "/v2/elsewhere",
+        "/",
+    ],
 )
 def test_unknown_paths_are_404_json_errors(start_stub: StartStub, path: str) -> None:
     server = start_stub()
@@ -301,11 +422,122 @@ def test_unknown_scenario_raises() -> None:
 # --- scenario data ---
 
 
-def test_every_sse_scenario_has_valid_json_events() -> None:
-    for info in list_scenarios():
-        scenario = load_scenario(info.name)
-        if scenario.is_sse:
-            assert chunks_of(scenario.rendered), info.name
+@pytest.mark.parametrize("name", ALL_SCENARIOS)
+def test_every_scenario_file_loads_and_renders(name: str) -> None:
+    scenario = load_scenario(name)
+    assert scenario.rendered
+    assert scenario.endpoint == ENDPOINT_BY_PREFIX.get(name.split("-")[0], CHAT_ENDPOINT)
+    if scenario.is_sse:
+        assert b"".join(scenario.events) == scenario.rendered
+        assert chunks_of(scenario.rendered)
+
+
+def test_event_field_renders_before_data() -> None:
+    item = {"event": "message_start", "chunk": {"type": "message_start", "message": {}}}
+    rendered = render_item(item, "\n")
+    assert rendered == 'event: message_start\ndata: {"type":"message_start","message":{}}\n\n'
+
+
+@pytest.mark.parametrize(
+    "name", [name for name in ANTHROPIC_SCENARIOS if name != "anthropic-no-event-lines"]
+)
+def test_anthropic_events_are_named_by_their_type(name: str) -> None:
+    events = sse_events(load_scenario(name).rendered)
+    assert events
+    for event, data in events:
+        assert event == json.loads(data)["type"], data
+
+
+def test_anthropic_no_event_lines_is_text_tools_without_event_lines() -> None:
+    body = load_scenario("anthropic-no-event-lines").rendered
+    assert b"event:" not in body
+    assert all(event is None for event, _ in sse_events(body))
+    assert chunks_of(body) == chunks_of(load_scenario("anthropic-text-tools").rendered)
+
+
+@pytest.mark.parametrize("name", RESPONSES_SCENARIOS)
+def test_responses_events_carry_consecutive_sequence_numbers(name: str) -> None:
+    events = sse_events(load_scenario(name).rendered)
+    chunks = [json.loads(data) for _, data in events]
+    assert [chunk["sequence_number"] for chunk in chunks] == list(range(len(chunks)))
+    assert all(list(chunk)[:2] == ["type", "sequence_number"] for chunk in chunks)
+    assert all(event == chunk["type"] for (event, _), chunk in zip(events, chunks, strict=True))
+
+
+def test_sequence_numbers_skip_other_items_and_keep_existing_ones() -> None:
+    items = [
+        {"chunk": {"type": "response.created"}},
+        {"comment": " keep-alive"},
+        {"chunk": {"type": "message_start"}},
+        {"chunk": {"type": "response.in_progress", "sequence_number": 41}},
+        {"chunk": {"type": "error", "code": "x"}},
+    ]
+    numbers = [
+        item.get("chunk", {}).get("sequence_number") for item in with_sequence_numbers(items)
+    ]
+    assert numbers == [0, None, None, 41, 2]
+    assert items[0] == {"chunk": {"type": "response.created"}}, "input items are not mutated"
+
+
+ANTHROPIC_INPUTS: dict[str, dict[int, str]] = {
+    "anthropic-parallel": {
+        0: '{"city":"Paris","unit":"celsius"}',
+        1: '{"timezone":"Europe/Paris"}',
+    },
+    "anthropic-text-tools": {1: '{"query":"streaming tool calls","limit":5}'},
+    "anthropic-no-event-lines": {1: '{"query":"streaming tool calls","limit":5}'},
+    "anthropic-thinking": {2: '{"city":"Oslo"}'},
+    "anthropic-max-tokens": {1: '{"city":"San Fra'},
+    "anthropic-error": {},
+    "anthropic-full-input": {},
+    "anthropic-truncated": {0: '{"city":"Ber'},
+    # index 0 holds two blocks and a stray " " delta after the first block's stop
+    "anthropic-quirks": {3: '{"x":1}', 0: '{"city":"Nice"} {"tz":"UTC"}'},
+}
+
+
+@pytest.mark.parametrize("name", ANTHROPIC_SCENARIOS)
+def test_anthropic_input_fragments_join_as_scripted(name: str) -> None:
+    assert anthropic_inputs(load_scenario(name).rendered) == ANTHROPIC_INPUTS[name]
+
+
+RESPONSES_ARGUMENTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "responses-interleaved": (
+        {"fc_r1": '{"city":"Tokyo"}', "fc_r2": '{"timezone":"Asia/Tokyo"}'},
+        {"fc_r1": '{"city":"Tokyo"}', "fc_r2": '{"timezone":"Asia/Tokyo"}'},
+    ),
+    "responses-done-only": ({}, {"fc_do1": '{"city":"Lima"}'}),
+    "responses-done-mismatch": ({"fc_dm1": '{"city":"Kyoto"}'}, {"fc_dm1": '{"city":"Osaka"}'}),
+    "responses-incomplete": ({"fc_in1": '{"query":"long qu'}, {}),
+    "responses-failed": ({}, {}),
+    "responses-error": ({"fc_er1": '{"city":"Ca'}, {}),
+    "responses-truncated": ({"fc_tr1": '{"city":"Nairob'}, {}),
+    "responses-reasoning": ({"fc_rz1": '{"city":"Seoul"}'}, {"fc_rz1": '{"city":"Seoul"}'}),
+}
+
+
+@pytest.mark.parametrize("name", RESPONSES_SCENARIOS)
+def test_responses_argument_deltas_and_done_as_scripted(name: str) -> None:
+    body = load_scenario(name).rendered
+    deltas = responses_arguments(body, "response.function_call_arguments.delta", "delta")
+    done = responses_arguments(body, "response.function_call_arguments.done", "arguments")
+    assert (deltas, done) == RESPONSES_ARGUMENTS[name]
+
+
+def test_truncated_new_dialects_end_as_scripted() -> None:
+    anthropic = load_scenario("anthropic-truncated").rendered
+    assert anthropic.endswith(
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","ind'
+    )
+    assert b"message_stop" not in anthropic
+    for name, last_type in [
+        ("anthropic-error", "error"),
+        ("responses-error", "error"),
+        ("responses-truncated", "response.function_call_arguments.delta"),
+        ("responses-incomplete", "response.incomplete"),
+        ("responses-failed", "response.failed"),
+    ]:
+        assert chunks_of(load_scenario(name).rendered)[-1]["type"] == last_type, name
 
 
 def test_weather_arguments_arrive_in_five_fragments() -> None:
@@ -371,8 +603,8 @@ def test_crlf_scenario_uses_crlf_everywhere() -> None:
 def test_cli_list_prints_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["--list"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert listed == [info.name for info in list_scenarios()]
-    assert len(listed) == 26
+    assert listed == ALL_SCENARIOS
+    assert len(listed) == 44
 
 
 def test_cli_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
@@ -384,9 +616,12 @@ def test_cli_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert "demo" in captured.err
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
-def test_cli_serves_until_signalled(stop_signal: signal.Signals) -> None:
-    command = [sys.executable, "-m", "toolstream_stubs", "--scenario", "weather", "--port", "0"]
+@pytest.mark.parametrize(
+    ("stop_signal", "scenario"),
+    [(signal.SIGTERM, "weather"), (signal.SIGINT, "anthropic-thinking")],
+)
+def test_cli_serves_until_signalled(stop_signal: signal.Signals, scenario: str) -> None:
+    command = [sys.executable, "-m", "toolstream_stubs", "--scenario", scenario, "--port", "0"]
     process = subprocess.Popen(
         [*command, "--speed", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -394,8 +629,9 @@ def test_cli_serves_until_signalled(stop_signal: signal.Signals) -> None:
         assert process.stdout is not None
         match = LISTENING_LINE.match(process.stdout.readline().decode())
         assert match, process.stderr.read() if process.stderr else ""
+        assert match[1].endswith(load_scenario(scenario).endpoint)
         response = httpx.post(match[1], json={}, timeout=TIMEOUT_S)
-        assert response.content == load_scenario("weather").rendered
+        assert response.content == load_scenario(scenario).rendered
     finally:
         process.send_signal(stop_signal)
         stdout, stderr = process.communicate(timeout=TIMEOUT_S)

@@ -1,7 +1,10 @@
 """Scenario data files: loading them, rendering them to bytes, and splitting them into writes.
 
 A scenario is a JSON file in the `scenarios/` package data directory. It either lists SSE
-`events` (each item rendered to the bytes of one event) or gives a non-SSE `body`.
+`events` (each item rendered to the bytes of one event) or gives a non-SSE `body`. Its
+`endpoint` names the API path it imitates (Chat Completions, Anthropic Messages or OpenAI
+Responses); `sequence_numbers` numbers Responses events, and `echo_api_key` lets the server
+put the request's key into a `body` in place of `{api_key}`.
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ import functools
 import itertools
 import json
 import random
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any, Literal, NamedTuple
@@ -29,6 +32,9 @@ DEFAULT_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 DEFAULT_DELAY_MS = 30.0
 LINE_ENDINGS = ("\n", "\r\n", "\r")
 FIELD_KEYS = ("event", "id", "retry")
+CHAT_ENDPOINT = "/v1/chat/completions"
+ENDPOINTS = (CHAT_ENDPOINT, "/v1/messages", "/v1/responses")
+API_KEY_PLACEHOLDER = b"{api_key}"
 
 Item = dict[str, Any]
 Writes = list[list[bytes]]
@@ -61,10 +67,23 @@ class Scenario:
     line_ending: str
     events: tuple[bytes, ...]
     rendered: bytes
+    endpoint: str = CHAT_ENDPOINT
+    echo_api_key: bool = False
 
     @property
     def is_sse(self) -> bool:
         return bool(self.events)
+
+    def with_api_key(self, api_key: str) -> Scenario:
+        """This scenario with `{api_key}` in its body replaced by `api_key`.
+
+        Unchanged unless `echo_api_key` is set. In a JSON body the key is escaped as inside
+        a JSON string, so a body that was valid JSON stays valid whatever the key holds.
+        """
+        if not self.echo_api_key:
+            return self
+        text = json_string_content(api_key) if "json" in self.content_type else api_key
+        return replace(self, rendered=self.rendered.replace(API_KEY_PLACEHOLDER, text.encode()))
 
     def writes(self, split: SplitMode = "event", seed: int = 0, *, paced: bool = True) -> Writes:
         """The exact byte pieces the server writes (one HTTP chunk each), grouped.
@@ -118,6 +137,11 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def json_string_content(text: str) -> str:
+    """`text` escaped for use between the quotes of a JSON string."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
 def completion_chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
     """An OpenAI `chat.completion.chunk` with one choice."""
     choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
@@ -149,10 +173,9 @@ def list_scenarios() -> list[ScenarioInfo]:
 def load_scenario(name: str) -> Scenario:
     """Load and render a scenario by name (cached). Raises `ScenarioNotFound`."""
     spec = _read_spec(name)
-    line_ending = spec.get("line_ending", "\n")
-    if line_ending not in LINE_ENDINGS:
-        raise ValueError(f"scenario {name!r}: line_ending must be one of {LINE_ENDINGS}")
-    events = tuple(render_item(item, line_ending).encode("utf-8") for item in _expanded(spec))
+    line_ending = _checked(name, spec, "line_ending", "\n", LINE_ENDINGS)
+    endpoint = _checked(name, spec, "endpoint", CHAT_ENDPOINT, ENDPOINTS)
+    events = tuple(render_item(item, line_ending).encode("utf-8") for item in _items(spec))
     body = _render_body(spec["body"]) if "body" in spec else b"".join(events)
     return Scenario(
         name=name,
@@ -164,7 +187,18 @@ def load_scenario(name: str) -> Scenario:
         line_ending=line_ending,
         events=() if "body" in spec else events,
         rendered=body,
+        endpoint=endpoint,
+        echo_api_key=bool(spec.get("echo_api_key", False)),
     )
+
+
+def _checked(
+    name: str, spec: dict[str, Any], key: str, default: str, allowed: Sequence[str]
+) -> str:
+    value = spec.get(key, default)
+    if value not in allowed:
+        raise ValueError(f"scenario {name!r}: {key} must be one of {allowed}, not {value!r}")
+    return value
 
 
 def render_item(item: Item, line_ending: str) -> str:
@@ -200,6 +234,34 @@ def _render_body(body: str | dict[str, Any]) -> bytes:
     if isinstance(body, str):
         return body.encode("utf-8")
     return compact_json(body["json"]).encode("utf-8")
+
+
+def _items(spec: dict[str, Any]) -> Iterator[Item]:
+    items = _expanded(spec)
+    return with_sequence_numbers(items) if spec.get("sequence_numbers") else items
+
+
+def with_sequence_numbers(items: Iterable[Item]) -> Iterator[Item]:
+    """Number each Responses `chunk` (type `response.*` or `error`) 0, 1, 2, ... in order.
+
+    `sequence_number` goes right after `type`; a chunk that already has one keeps it (and
+    still takes its place in the count).
+    """
+    numbers = itertools.count()
+    for item in items:
+        yield _numbered(item, next(numbers)) if _is_responses_chunk(item.get("chunk")) else item
+
+
+def _numbered(item: Item, number: int) -> Item:
+    chunk = item["chunk"]
+    return {**item, "chunk": {"type": chunk["type"], "sequence_number": number, **chunk}}
+
+
+def _is_responses_chunk(chunk: Any) -> bool:
+    if not isinstance(chunk, dict):
+        return False
+    kind = chunk.get("type")
+    return isinstance(kind, str) and (kind.startswith("response.") or kind == "error")
 
 
 def _expanded(spec: dict[str, Any]) -> Iterator[Item]:

@@ -1,4 +1,8 @@
-"""A stdlib HTTP server that replays scenarios as chunked SSE responses on 127.0.0.1."""
+"""A stdlib HTTP server that replays scenarios as chunked SSE responses on 127.0.0.1.
+
+Routes (GET or POST): each of `ENDPOINTS` serves the server's scenario, the same endpoint
+after `/scenarios/<name>` serves the named one, and `GET /scenarios` lists them all.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,15 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
 from toolstream_stubs.scenarios import (
+    CHAT_ENDPOINT,
+    ENDPOINTS,
     SPLIT_MODES,
     Scenario,
     ScenarioNotFound,
@@ -26,9 +33,11 @@ from toolstream_stubs.scenarios import (
 
 HOST = "127.0.0.1"
 SHUTDOWN_POLL_S = 0.02
-COMPLETIONS_PATH = "/v1/chat/completions"
-SCENARIO_PATH = re.compile(r"^/scenarios/(?P<name>[^/]+)/v1/chat/completions$")
+SCENARIO_PATH = re.compile(
+    rf"^/scenarios/(?P<name>[^/]+)(?:{'|'.join(map(re.escape, ENDPOINTS))})$"
+)
 LIST_PATH = "/scenarios"
+NO_API_KEY = "none"
 
 BeforeEvent = Callable[[int], None]
 
@@ -124,10 +133,18 @@ class StubServer:
 
     @property
     def url(self) -> str:
-        return self.base_url + COMPLETIONS_PATH
+        """The URL of this server's own scenario, at that scenario's endpoint."""
+        return self.base_url + self.scenario.endpoint
 
-    def scenario_url(self, name: str) -> str:
-        return f"{self.base_url}/scenarios/{name}{COMPLETIONS_PATH}"
+    def scenario_url(self, name: str, endpoint: str | None = None) -> str:
+        """The URL serving scenario `name` at `endpoint` (default: the scenario's own).
+
+        An unknown name gets the Chat Completions endpoint, so the URL still reaches the
+        server's 404 that lists the available scenarios.
+        """
+        if endpoint is None:
+            endpoint = _endpoint_of(name)
+        return f"{self.base_url}/scenarios/{name}{endpoint}"
 
     def delay_for(self, scenario: Scenario) -> float:
         """Seconds to wait before each event after the first (0 when speed <= 0)."""
@@ -145,6 +162,21 @@ class StubServer:
         if seconds <= 0:
             return not self._stopping.is_set()
         return not self._stopping.wait(seconds)
+
+
+def _endpoint_of(name: str) -> str:
+    try:
+        return load_scenario(name).endpoint
+    except ScenarioNotFound:
+        return CHAT_ENDPOINT
+
+
+def api_key_of(headers: Message) -> str:
+    """The key a request sent: a Bearer token, else the `x-api-key` header, else `none`."""
+    scheme, _, token = headers.get("Authorization", "").strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return headers.get("x-api-key") or NO_API_KEY
 
 
 class _StubHTTPServer(ThreadingHTTPServer):
@@ -189,7 +221,7 @@ class _StubHandler(BaseHTTPRequestHandler):
             RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
         )
         path = urlsplit(self.path).path
-        if path == COMPLETIONS_PATH:
+        if path in ENDPOINTS:
             self._send_scenario(self.server.stub.scenario)
         elif match := SCENARIO_PATH.match(path):
             self._send_named_scenario(match["name"])
@@ -229,6 +261,7 @@ class _StubHandler(BaseHTTPRequestHandler):
 
     def _send_scenario(self, scenario: Scenario) -> None:
         stub = self.server.stub
+        scenario = scenario.with_api_key(api_key_of(self.headers))
         delay_s = stub.delay_for(scenario)
         groups = scenario.writes(stub.split, stub.seed, paced=delay_s > 0)
         try:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,12 +15,14 @@ from pathlib import Path
 from toolstream_stubs import ScenarioNotFound, list_scenarios, load_scenario
 
 from .core import StreamSession, exit_code
+from .core.detect import DIALECTS
 from .core.events import Status
 from .core.report import report_json
 from .sources import Source, pump
 from .sources.http import HttpRequest, HttpSource
 from .sources.recording import source_items
 from .sources.replay import ReplaySource
+from .sources.secrets import MissingKey, auth_headers
 from .sources.stub import StubSource
 
 PROG = "toolstream-tui"
@@ -50,6 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
         "-H", "--header", action="append", default=[], help="'Name: value' (repeatable)"
     )
     request.add_argument("--timeout", type=float, default=60.0, help="seconds (default: 60)")
+    request.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="send the key in environment variable NAME as the provider expects "
+        "(default: OPENAI_API_KEY / ANTHROPIC_API_KEY for api.openai.com / api.anthropic.com)",
+    )
+    parser.add_argument(
+        "--dialect",
+        choices=sorted(DIALECTS),
+        help="the stream's dialect (default: detected from the stream)",
+    )
     parser.add_argument(
         "--speed",
         type=float,
@@ -90,13 +105,32 @@ def read_body(data: str | None) -> bytes | None:
 
 def http_request(args: argparse.Namespace) -> HttpRequest:
     headers = parse_headers(args.header)
+    given = {name.lower() for name in headers}
+    if not given & {"authorization", "x-api-key"}:
+        try:
+            headers.update(auth_headers(args.url, args.dialect, args.api_key_env, os.environ))
+        except MissingKey as exc:
+            raise UsageError(str(exc)) from exc
     body = read_body(args.data)
-    if body is not None and not any(name.lower() == "content-type" for name in headers):
+    if body is not None and "content-type" not in given:
         headers["Content-Type"] = "application/json"
     method = (args.method or ("POST" if body is not None else "GET")).upper()
     return HttpRequest(
         url=args.url, method=method, headers=headers, body=body, timeout=args.timeout
     )
+
+
+def stream_flag_warning(body: bytes | None) -> str | None:
+    """A JSON request body that does not ask for a stream gets one JSON answer."""
+    if body is None:
+        return None
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(payload, dict) and payload.get("stream") is not True:
+        return 'the request body does not set "stream": true; expect one JSON answer, not a stream'
+    return None
 
 
 def build_source(args: argparse.Namespace) -> Source:
@@ -126,8 +160,8 @@ def one_line_summary(session: StreamSession) -> str | None:
     return None
 
 
-def run_headless(source: Source, record: Path | None) -> int:
-    session = StreamSession(source.label)
+def run_headless(source: Source, record: Path | None, dialect: str | None) -> int:
+    session = StreamSession(source.label, dialect)
     try:
         items = source_items(source, record)
     except OSError as exc:
@@ -159,11 +193,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         source = build_source(args)
+        warning = (
+            stream_flag_warning(source.request.body) if isinstance(source, HttpSource) else None
+        )
+        if warning:
+            print(f"{PROG}: note: {warning}", file=sys.stderr)
         if args.headless:
-            return run_headless(source, args.record)
+            return run_headless(source, args.record, args.dialect)
         from .app import run_app  # Textual loads only for the UI
 
-        return run_app(source, args.record, args.typing_cps)
+        return run_app(source, args.record, args.typing_cps, args.dialect, warning)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -22,6 +22,7 @@ from ..core.events import (
     CallIdentified,
     CallParsed,
     CallStarted,
+    DialectDetected,
     FragmentAppended,
     ResponseOpened,
     StreamEnded,
@@ -78,18 +79,22 @@ class ToolstreamApp(App[int]):
         output_dir: Path | None = None,
         start_paused: bool = False,
         theme: str = "textual-dark",
+        dialect: str | None = None,
+        notice: str | None = None,
     ) -> None:
         super().__init__()
         self.source = source
+        self.dialect = dialect
+        self.notice = notice
         self.record = record
         self.typing_cps = typing_cps
         self.clock = clock
         self.output_dir = output_dir or Path.cwd()
         self.paused = start_paused
         self.theme = theme
-        self.session = StreamSession(source.label)
+        self.session = StreamSession(source.label, dialect)
         self.queue = DisplayQueue()
-        self.facts = StatusFacts(source=source.label)
+        self.facts = StatusFacts(source=source.label, dialect=self.session.state.dialect)
         self.handled: list[StreamEvent] = []
         self.stream_ended = False
         self.settled_event = asyncio.Event()
@@ -115,6 +120,8 @@ class ToolstreamApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self.notice:
+            self.notify(self.notice, severity="warning", timeout=10)
         self.set_interval(TICK_SECONDS, self.tick)
         self.start_stream()
 
@@ -130,9 +137,11 @@ class ToolstreamApp(App[int]):
 
     # -- the stream -------------------------------------------------------------
     def start_stream(self) -> None:
-        self.session = StreamSession(self.source.label)
+        self.session = StreamSession(self.source.label, self.dialect)
         self.queue = DisplayQueue()
-        self.facts = StatusFacts(source=self.source.label, paused=self.paused)
+        self.facts = StatusFacts(
+            source=self.source.label, dialect=self.session.state.dialect, paused=self.paused
+        )
         self.stream_ended = False
         self.settled_event.clear()
         self._started = self._last_tick = self.clock()
@@ -189,7 +198,7 @@ class ToolstreamApp(App[int]):
             case TextAppended():
                 self.text_pane.receive(event.channel, event.text)
             case CallStarted():
-                self.lanes.add_lane(CallLane(event.index, event.call_id, event.name, event.t))
+                self.lanes.add_lane(CallLane(event))
             case CallIdentified():
                 self.lanes.lanes[event.index].identify(event.call_id, event.name)
             case FragmentAppended():
@@ -207,6 +216,8 @@ class ToolstreamApp(App[int]):
                     lane.add_anomaly(event.anomaly)
             case ResponseOpened():
                 self.facts.state = "streaming"
+            case DialectDetected():
+                self.facts.dialect = event.name
             case StreamEnded():
                 self._on_ended(event)
 
@@ -335,7 +346,15 @@ def lane_error(session: StreamSession, index: int) -> str | None:
     return slot.error if slot is not None else None
 
 
-def run_app(source: Source, record: Path | None, typing_cps: float | None = None) -> int:
-    app = ToolstreamApp(source, record=record, typing_cps=typing_cps)
+def run_app(
+    source: Source,
+    record: Path | None,
+    typing_cps: float | None = None,
+    dialect: str | None = None,
+    notice: str | None = None,
+) -> int:
+    app = ToolstreamApp(
+        source, record=record, typing_cps=typing_cps, dialect=dialect, notice=notice
+    )
     app.run()
     return app.return_code or 0

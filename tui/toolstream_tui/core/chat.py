@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .dialect import Dialect, compact_json, preview
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot, StreamState
@@ -24,54 +25,43 @@ TEXT_FIELDS = (
 )
 
 
-def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def preview(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
-
-
-class ChatCompletionsDialect:
+class ChatCompletionsDialect(Dialect):
     name = "openai-chat"
 
     def __init__(self, state: StreamState) -> None:
-        self.state = state
+        super().__init__(state)
         self._lane_of_index: dict[int, int] = {}
         self._highest_index = -1
         self._latest: CallSlot | None = None
         self._lanes_seen: set[int] = set()
         self._done = False
         self._complete_response = False
-        self._event = 0
-        self._t = 0.0
 
     # -- entry points ---------------------------------------------------------
-    def on_event(self, event: SSEEvent, t: float) -> None:
-        self._event, self._t = event.number, t
+    def handle(self, event: SSEEvent) -> None:
         data = event.data
         if self._done:
-            self._note("data-after-done", None, f"event {event.number} arrived after [DONE]")
+            self.note("data-after-done", None, f"event {event.number} arrived after [DONE]")
         if data.strip() == DONE:
             self._on_done()
             return
         try:
             chunk = json.loads(data)
         except ValueError:
-            self._note("data-not-json", None, f"event {event.number}: {preview(data)!r}")
+            self.note("data-not-json", None, f"event {event.number}: {preview(data)!r}")
             return
         self.on_chunk(chunk)
 
     def on_chunk(self, chunk: Any) -> None:
         if not isinstance(chunk, dict):
-            self._note("unexpected-shape", None, f"data is not an object: {preview(str(chunk))}")
+            self.note("unexpected-shape", None, f"data is not an object: {preview(str(chunk))}")
             return
         if chunk.get("error"):
             self._on_error(chunk["error"])
             return
         choices = chunk.get("choices")
         if not isinstance(choices, list):
-            self._note("unexpected-shape", None, "chunk has no choices list")
+            self.note("unexpected-shape", None, "chunk has no choices list")
             return
         for choice in choices:
             self._on_choice(choice, "delta")
@@ -101,39 +91,39 @@ class ChatCompletionsDialect:
         function = call.get("function")
         function = function if isinstance(function, dict) else {}
         lane = self.state.next_free_index()
-        slot = self.state.start_call(lane, call.get("id") or None, function.get("name"), self._t)
-        self.state.append_fragment(slot, self._arguments_text(slot, function), 0, self._t)
+        slot = self.state.start_call(lane, call.get("id") or None, function.get("name"), self.t)
+        self.state.append_fragment(slot, self._arguments_text(slot, function), 0, self.t)
 
     def on_end(self) -> None:
         if self._complete_response:
             return
         if self.state.finished and not self._done and self.state.error is None:
-            self._note("done-missing", None, "stream ended without data: [DONE]")
+            self.note("done-missing", None, "stream ended without data: [DONE]")
         for slot in self.state.calls.values():
             if slot.call_id is None:
-                self._note("id-missing", slot.index, "the call never received an id")
+                self.note("id-missing", slot.index, "the call never received an id")
             if slot.name is None:
-                self._note("name-missing", slot.index, "the call never received a function name")
+                self.note("name-missing", slot.index, "the call never received a function name")
 
     # -- pieces ---------------------------------------------------------------
     def _on_done(self) -> None:
         self._done = True
         if not self.state.finished:
-            self._note("finish-missing", None, "[DONE] arrived without a finish_reason")
+            self.note("finish-missing", None, "[DONE] arrived without a finish_reason")
             self.state.finish(None, DONE)
 
     def _on_error(self, error: Any) -> None:
         message = error.get("message") if isinstance(error, dict) else None
         detail = str(message or compact_json(error))
-        self._note("error-event", None, detail)
+        self.note("error-event", None, detail)
         self.state.fail(f"error in stream: {detail}")
 
     def _on_choice(self, choice: Any, body_key: str) -> None:
         if not isinstance(choice, dict):
-            self._note("unexpected-shape", None, "choice is not an object")
+            self.note("unexpected-shape", None, "choice is not an object")
             return
         if choice.get("index", 0) != 0:
-            self._note("extra-choice", None, f"choice {choice.get('index')!r} ignored (n > 1)")
+            self.note("extra-choice", None, f"choice {choice.get('index')!r} ignored (n > 1)")
             return
         delta = choice.get(body_key) or {}
         if isinstance(delta, dict):
@@ -153,17 +143,17 @@ class ChatCompletionsDialect:
                 if isinstance(fragment, dict):
                     self._on_tool_fragment(fragment)
                 else:
-                    self._note("unexpected-shape", None, "tool_calls item is not an object")
+                    self.note("unexpected-shape", None, "tool_calls item is not an object")
 
     def _on_finish_reason(self, reason: str) -> None:
         if self.state.finished and reason == self.state.finish_reason:
             return
         if reason == "stop" and self.state.calls:
-            self._note(
+            self.note(
                 "finish-stop-with-tools", None, 'finish_reason "stop" on a turn with tool calls'
             )
         if reason == "tool_calls" and not self.state.calls:
-            self._note(
+            self.note(
                 "finish-tools-without-calls", None, 'finish_reason "tool_calls" but no tool calls'
             )
         self.state.finish(reason, "finish_reason")
@@ -183,7 +173,7 @@ class ChatCompletionsDialect:
         self._lanes_seen.add(slot.index)
         self._latest = slot
         self._check_identity(slot, call_id, name, is_new)
-        self.state.append_fragment(slot, self._arguments_text(slot, function), self._event, self._t)
+        self.state.append_fragment(slot, self._arguments_text(slot, function), self.event, self.t)
 
     def _slot_by_index(self, index: int, call_id: str | None, name: str | None) -> CallSlot:
         lane = self._lane_of_index.get(index)
@@ -203,7 +193,7 @@ class ChatCompletionsDialect:
         unfinished = previous.length > 0 and not previous.completion.complete
         kind = "id-changed" if unfinished else "index-reused"
         how = "mid-arguments" if unfinished else "after its call"
-        self._note(
+        self.note(
             kind,
             lane,
             f"index {index} reused {how} by id {call_id!r} (was {previous.call_id!r}); "
@@ -216,29 +206,29 @@ class ChatCompletionsDialect:
         if call_id:
             for slot in self.state.calls.values():
                 if slot.call_id == call_id:
-                    self._note("index-missing", slot.index, f"{shown}; joined call {call_id!r}")
+                    self.note("index-missing", slot.index, f"{shown}; joined call {call_id!r}")
                     return slot
         elif self._latest is not None:
-            self._note(
+            self.note(
                 "index-missing", self._latest.index, f"{shown} and no id; continued the latest call"
             )
             return self._latest
         lane = self.state.next_free_index()
-        self._note("index-missing", lane, f"{shown}; new call in lane {lane}")
-        return self.state.start_call(lane, call_id, name, self._t)
+        self.note("index-missing", lane, f"{shown}; new call in lane {lane}")
+        return self.state.start_call(lane, call_id, name, self.t)
 
     def _start(self, index: int, lane: int, call_id: str | None, name: str | None) -> CallSlot:
         self._lane_of_index[index] = lane
         self._highest_index = max(self._highest_index, index)
-        return self.state.start_call(lane, call_id, name, self._t)
+        return self.state.start_call(lane, call_id, name, self.t)
 
     def _check_gap(self, index: int) -> None:
         if index <= self._highest_index + 1:
             return
         if self._highest_index < 0:
-            self._note("index-gap", index, f"index {index} as the first index")
+            self.note("index-gap", index, f"index {index} as the first index")
         else:
-            self._note("index-gap", index, f"index {index} after index {self._highest_index}")
+            self.note("index-gap", index, f"index {index} after index {self._highest_index}")
 
     def _check_identity(
         self, slot: CallSlot, call_id: str | None, name: str | None, is_new: bool
@@ -251,17 +241,17 @@ class ChatCompletionsDialect:
         if is_new:
             return
         if late_id:
-            self._note("id-late", slot.index, f"id {late_id!r} arrived after the first fragment")
+            self.note("id-late", slot.index, f"id {late_id!r} arrived after the first fragment")
         elif call_id:
-            self._note("id-repeated", slot.index, f"id {call_id!r} sent again in a later fragment")
+            self.note("id-repeated", slot.index, f"id {call_id!r} sent again in a later fragment")
         if late_name:
-            self._note(
+            self.note(
                 "name-late", slot.index, f"name {late_name!r} arrived after the first fragment"
             )
         elif name == slot.name and name:
-            self._note("name-repeated", slot.index, f"name {name!r} sent again in a later fragment")
+            self.note("name-repeated", slot.index, f"name {name!r} sent again in a later fragment")
         elif name:
-            self._note(
+            self.note(
                 "name-changed", slot.index, f"name {name!r} ignored; kept the first, {slot.name!r}"
             )
 
@@ -269,12 +259,9 @@ class ChatCompletionsDialect:
         arguments = function.get("arguments")
         if arguments is None or isinstance(arguments, str):
             return arguments or ""
-        self._note(
+        self.note(
             "arguments-object",
             slot.index,
             f"arguments sent as {type(arguments).__name__}, not a string; serialised",
         )
         return compact_json(arguments)
-
-    def _note(self, kind: str, index: int | None, detail: str) -> None:
-        self.state.note(kind, index, detail, self._event)

@@ -53,6 +53,11 @@ class ResponseOpened:
 
 
 @dataclass(frozen=True, slots=True)
+class DialectDetected:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class WireEvent:
     """One SSE event exactly as it arrived, for the raw log."""
 
@@ -81,6 +86,7 @@ class CallStarted:
     call_id: str | None
     name: str | None
     t: float
+    item_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +140,7 @@ class StreamEnded:
 
 StreamEvent = (
     ResponseOpened
+    | DialectDetected
     | WireEvent
     | WireComment
     | TextAppended

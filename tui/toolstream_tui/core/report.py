@@ -18,6 +18,7 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
     return {
         "index": slot.index,
         "id": slot.call_id,
+        "item_id": slot.item_id,
         "name": slot.name,
         "arguments_raw": slot.arguments_raw,
         "arguments": slot.arguments if slot.parsed and slot.error is None else None,

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .chat import ChatCompletionsDialect, preview
+from .detect import make_dialect
+from .dialect import preview
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .sse import SSEComment, SSEDecoder
 from .state import StreamState
@@ -36,6 +37,13 @@ def _looks_like_sse(text: str) -> bool:
     return head.startswith(("data:", "event:", ":", "id:", "retry:"))
 
 
+def _json_or_none(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
 def _error_message(body: str) -> str:
     try:
         payload: Any = json.loads(body)
@@ -50,9 +58,10 @@ def _error_message(body: str) -> str:
 
 
 class StreamSession:
-    def __init__(self, source: str) -> None:
-        self.state = StreamState(source=source, dialect=ChatCompletionsDialect.name)
-        self.dialect = ChatCompletionsDialect(self.state)
+    def __init__(self, source: str, dialect: str | None = None) -> None:
+        """`dialect`: one of `DIALECTS`, or None to detect it from the stream."""
+        self.state = StreamState(source=source, dialect=dialect or "detecting")
+        self.dialect = make_dialect(self.state, dialect)
         self.decoder = SSEDecoder()
         self.mode = "sse"
         self.content_type = ""
@@ -94,6 +103,7 @@ class StreamSession:
                 )
         if self.state.error is None:
             self.dialect.on_end()
+        self.dialect.settle()  # a failed or empty stream still names a dialect
         self.state.end(trailing)
         return self.state.drain()
 
@@ -124,6 +134,7 @@ class StreamSession:
         if self.mode == "error":
             status = self.state.http_status
             self.state.fail(f"HTTP {status}: {_error_message(body)}")
+            self.dialect.settle(_json_or_none(body))
         elif self.mode == "json":
             self._settle_json(body)
         elif _looks_like_sse(body):

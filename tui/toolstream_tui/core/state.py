@@ -20,6 +20,7 @@ from .events import (
     CallParsed,
     CallStarted,
     Channel,
+    DialectDetected,
     FinishSeen,
     FragmentAppended,
     Status,
@@ -38,6 +39,7 @@ class CallSlot:
     call_id: str | None
     name: str | None
     started_at: float
+    item_id: str | None = None  # OpenAI Responses: the fc_… output item id
     fragments: list[str] = field(default_factory=list)
     fragment_events: list[int] = field(default_factory=list)
     fragment_times: list[float] = field(default_factory=list)
@@ -118,10 +120,17 @@ class StreamState:
             index += 1
         return index
 
-    def start_call(self, index: int, call_id: str | None, name: str | None, t: float) -> CallSlot:
-        slot = CallSlot(index=index, call_id=call_id, name=name, started_at=t)
+    def start_call(
+        self,
+        index: int,
+        call_id: str | None,
+        name: str | None,
+        t: float,
+        item_id: str | None = None,
+    ) -> CallSlot:
+        slot = CallSlot(index=index, call_id=call_id, name=name, started_at=t, item_id=item_id)
         self.calls[index] = slot
-        self.outbox.append(CallStarted(index, call_id, name, t))
+        self.outbox.append(CallStarted(index, call_id, name, t, item_id))
         if self.finish_trigger is not None:
             self.note(
                 "call-after-finish", index, f"call {index} started after the finish", self.events
@@ -181,10 +190,20 @@ class StreamState:
             if reason is not None and self.finish_reason is None:
                 self.finish_reason = reason
             return
-        self.finish_reason = reason
+        self.finish_reason = reason if reason is not None else self.finish_reason
         self.finish_trigger = trigger
         self.outbox.append(FinishSeen(reason, trigger))
         self._parse_pending_calls()
+
+    def set_finish_reason(self, reason: str | None) -> None:
+        """Record why the model stopped, ahead of the finish trigger (Anthropic sends
+        the stop_reason in message_delta, the finish in message_stop)."""
+        if reason is not None:
+            self.finish_reason = reason
+
+    def set_dialect(self, name: str) -> None:
+        self.dialect = name
+        self.outbox.append(DialectDetected(name))
 
     def fail(self, message: str) -> None:
         if self.error is None:

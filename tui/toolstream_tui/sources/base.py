@@ -14,6 +14,16 @@ monotonic: Clock = time.monotonic
 
 
 @dataclass(frozen=True, slots=True)
+class RequestSent:
+    """The request as it went out, secrets already redacted (kept in recordings)."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ResponseHead:
     status: int
     content_type: str
@@ -36,7 +46,7 @@ class TransportError:
     t: float
 
 
-SourceItem = ResponseHead | BodyChunk | TransportError
+SourceItem = RequestSent | ResponseHead | BodyChunk | TransportError
 
 
 class Source(Protocol):

@@ -9,7 +9,17 @@ from dataclasses import dataclass, field
 import httpx
 from httpx_sse import aconnect_sse
 
-from .base import BodyChunk, Clock, ResponseHead, SourceItem, Stopwatch, TransportError, monotonic
+from .base import (
+    BodyChunk,
+    Clock,
+    RequestSent,
+    ResponseHead,
+    SourceItem,
+    Stopwatch,
+    TransportError,
+    monotonic,
+)
+from .secrets import Redactor, secrets_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +71,27 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 class HttpSource:
     def __init__(self, request: HttpRequest, clock: Clock = monotonic) -> None:
         self.request = request
-        self.label = request.url
+        self.redactor = Redactor(secrets_in(request.url, request.headers))
+        self.label = self.redactor.url(request.url)
         self._clock = clock
 
-    async def items(self) -> AsyncIterator[SourceItem]:
+    def items(self) -> AsyncIterator[SourceItem]:
+        return self.redactor.stream(self._items())
+
+    def sent(self) -> RequestSent:
+        request, redactor = self.request, self.redactor
+        body = request.body.decode("utf-8", errors="replace") if request.body else None
+        return RequestSent(
+            method=request.method,
+            url=self.label,
+            headers=redactor.headers(request.headers),
+            body=redactor.text(body) if body is not None else None,
+        )
+
+    async def _items(self) -> AsyncIterator[SourceItem]:
         elapsed = Stopwatch(self._clock)
         request = self.request
+        yield self.sent()
         timeout = httpx.Timeout(request.timeout)
         try:
             async with (

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable
 
 from ..core import StreamSession
 from ..core.events import StreamEvent
-from .base import BodyChunk, ResponseHead, SourceItem, TransportError
+from .base import BodyChunk, RequestSent, ResponseHead, SourceItem, TransportError
 
 EventSink = Callable[[list[StreamEvent]], None]
 
@@ -15,6 +15,8 @@ async def pump(items: AsyncIterator[SourceItem], session: StreamSession, sink: E
     last_t = 0.0
     opened = False
     async for item in items:
+        if isinstance(item, RequestSent):
+            continue
         if isinstance(item, ResponseHead):
             opened = True
             sink(session.open(item.status, item.content_type))

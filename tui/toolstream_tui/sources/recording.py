@@ -1,19 +1,20 @@
 """Recordings: the response body byte for byte in FILE, and beside it
-FILE.timing.jsonl with the response head, the end offset and arrival time of
-every read, and any transport failure. Both are flushed as they are written so
-a recording survives a cut stream or a quit. `--replay` reads either a bare
-`.sse` body or a body with its timing file."""
+FILE.timing.jsonl: the request (secrets redacted), the response head, the end
+offset and arrival time of every read, and any transport failure. Both are
+flushed as they are written so a recording survives a cut stream or a quit.
+`--replay` reads either a bare `.sse` body or a body with its timing file."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .base import BodyChunk, ResponseHead, Source, SourceItem
+from .base import BodyChunk, RequestSent, ResponseHead, Source, SourceItem
 
-FORMAT = "toolstream-recording/1"
+FORMAT = "toolstream-recording/2"
 
 
 def timing_path(body_path: Path) -> Path:
@@ -27,17 +28,13 @@ class Recorder:
         self._body: IO[bytes] = path.open("wb")
         self._timing: IO[str] = timing_path(path).open("w", encoding="utf-8")
         self._offset = 0
+        self._line({"format": FORMAT, "source": source})
 
     def write(self, item: SourceItem) -> None:
-        if isinstance(item, ResponseHead):
-            self._line(
-                {
-                    "format": FORMAT,
-                    "source": self._source,
-                    "status": item.status,
-                    "content_type": item.content_type,
-                }
-            )
+        if isinstance(item, RequestSent):
+            self._line({"request": asdict(item)})
+        elif isinstance(item, ResponseHead):
+            self._line({"status": item.status, "content_type": item.content_type})
         elif isinstance(item, BodyChunk):
             self._body.write(item.data)
             self._body.flush()
@@ -75,11 +72,28 @@ def source_items(source: Source, record: Path | None) -> AsyncIterator[SourceIte
     return recorded(items, Recorder(record, source.label))
 
 
-def read_timing(body_path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The head record and the per-read records, or (None, []) for a bare body."""
+@dataclass(slots=True)
+class Timing:
+    """What a timing file says; empty for a bare body."""
+
+    request: dict[str, Any] | None = None
+    status: int = 200
+    content_type: str = "text/event-stream"
+    reads: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read_timing(body_path: Path) -> Timing:
+    timing = Timing()
     path = timing_path(body_path)
     if not path.exists():
-        return None, []
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    head = records[0] if records and records[0].get("format") == FORMAT else None
-    return head, records[1:] if head else records
+        return timing
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line) if line.strip() else {}
+        if "request" in record:
+            timing.request = record["request"]
+        elif "status" in record:
+            timing.status = int(record["status"])
+            timing.content_type = str(record.get("content_type", ""))
+        elif "end" in record or "error" in record:
+            timing.reads.append(record)
+    return timing

@@ -7,7 +7,16 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from .base import BodyChunk, Clock, ResponseHead, SourceItem, Stopwatch, TransportError, monotonic
+from .base import (
+    BodyChunk,
+    Clock,
+    RequestSent,
+    ResponseHead,
+    SourceItem,
+    Stopwatch,
+    TransportError,
+    monotonic,
+)
 from .recording import read_timing
 
 UNTIMED_READ = 64 * 1024
@@ -24,15 +33,15 @@ class ReplaySource:
         elapsed = Stopwatch(self._clock)
         try:
             body = self.path.read_bytes()
-            head, reads = read_timing(self.path)
-        except (OSError, ValueError) as exc:
+            timing = read_timing(self.path)
+            request = RequestSent(**timing.request) if timing.request is not None else None
+        except (OSError, ValueError, TypeError) as exc:
             yield TransportError(f"cannot read recording {self.path}: {exc}", elapsed())
             return
-        head = head or {}
-        yield ResponseHead(
-            status=int(head.get("status", 200)),
-            content_type=str(head.get("content_type", "text/event-stream")),
-        )
+        if request is not None:
+            yield request
+        yield ResponseHead(status=timing.status, content_type=timing.content_type)
+        reads = timing.reads
         if not reads:
             reads = [
                 {"end": min(end, len(body)), "t": 0.0}

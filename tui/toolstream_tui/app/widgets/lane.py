@@ -14,7 +14,7 @@ from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
 
-from ...core.events import Anomaly
+from ...core.events import Anomaly, CallStarted
 from ...core.visible import inert
 from .arguments_tree import ArgumentsTree
 from .wrapped_view import WrappedView
@@ -69,13 +69,14 @@ class CallLane(Vertical, can_focus=True):
             super().__init__()
             self.lane = lane
 
-    def __init__(self, index: int, call_id: str | None, name: str | None, started: float) -> None:
-        super().__init__(id=f"lane-{index}")
-        self.index = index
-        self.call_id = call_id
-        self.name_ = name
-        self.started = started
-        self.latest = started
+    def __init__(self, started: CallStarted) -> None:
+        super().__init__(id=f"lane-{started.index}")
+        self.index = started.index
+        self.call_id = started.call_id
+        self.item_id = started.item_id
+        self.name_ = started.name
+        self.started = started.t
+        self.latest = started.t
         self.fragments = 0
         self.chars = 0
         self.state = "streaming"
@@ -176,7 +177,8 @@ class CallLane(Vertical, can_focus=True):
     def _refresh_titles(self) -> None:
         name = inert(self.name_) if self.name_ else "?"
         call_id = inert(self.call_id) if self.call_id else "no id"
-        self.border_title = Text(f"#{self.index} {name} · {call_id}")
+        item = f" · {inert(self.item_id)}" if self.item_id else ""
+        self.border_title = Text(f"#{self.index} {name} · {call_id}{item}")
         badge = f" · ⚠ {len(self.anomalies)}" if self.anomalies else ""
         self.border_subtitle = Text(f"{self.state}{badge}")
 

@@ -29,7 +29,7 @@ def human_bytes(count: int) -> str:
 @dataclass(slots=True)
 class StatusFacts:
     source: str = ""
-    dialect: str = "openai-chat"
+    dialect: str = "detecting"
     state: str = "connecting"
     paused: bool = False
     events: int = 0

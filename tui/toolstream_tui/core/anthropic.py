@@ -1,0 +1,220 @@
+"""Anthropic Messages dialect: content blocks keyed by their `index`.
+
+A tool_use block's arguments are the concatenated `input_json_delta.partial_json`
+fragments; the `{}` placeholder in `content_block_start` is not prepended, and a
+non-empty start `input` with no deltas is the arguments. The stop_reason arrives
+in `message_delta`; the finish is `message_stop`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .dialect import Dialect, as_dict, as_int, compact_json
+from .events import Channel
+from .sse import SSEEvent
+from .state import CallSlot
+
+MESSAGE_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+    }
+)
+TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+TEXT_DELTAS = {
+    "text_delta": ("text", Channel.CONTENT),
+    "thinking_delta": ("thinking", Channel.REASONING),
+}
+SILENT_DELTAS = frozenset({"signature_delta", "citations_delta"})
+
+
+@dataclass(slots=True)
+class Block:
+    kind: str
+    slot: CallSlot | None = None
+    start_input: Any = None
+    got_delta: bool = False
+    stopped: bool = False
+
+
+class AnthropicMessagesDialect(Dialect):
+    name = "anthropic"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._blocks: dict[int, Block] = {}
+        self._message_stopped = False
+
+    def handle(self, event: SSEEvent) -> None:
+        typed = self.typed_payload(event)
+        if typed is None:
+            return
+        kind, payload = typed
+        if self._message_stopped and kind != "ping":
+            self.note("data-after-stop", None, f"{kind} arrived after message_stop")
+        handler = {
+            "message_start": self._ignore,
+            "ping": self._ignore,
+            "content_block_start": self._on_block_start,
+            "content_block_delta": self._on_block_delta,
+            "content_block_stop": self._on_block_stop,
+            "message_delta": self._on_message_delta,
+            "message_stop": self._on_message_stop,
+            "error": self._on_error,
+        }.get(kind)
+        if handler is None:
+            self.note("unknown-event", None, f"event type {kind!r} ignored")
+            return
+        handler(payload)
+
+    def on_completion(self, body: Any) -> None:
+        """A non-streaming `message`: blocks arrive complete."""
+        body = as_dict(body)
+        if body.get("type") == "error":
+            self._on_error(body)
+            return
+        for index, block in enumerate(body.get("content") or []):
+            block = as_dict(block)
+            self._open_block(index, block)
+            self._close_block(index, self._blocks[index])
+        self.state.finish(body.get("stop_reason"), "complete response")
+
+    # -- blocks -----------------------------------------------------------------
+    def _on_block_start(self, payload: dict[str, Any]) -> None:
+        index = as_int(payload.get("index"))
+        if index is None:
+            self.note("unexpected-shape", None, "content_block_start without an integer index")
+            return
+        self._open_block(index, as_dict(payload.get("content_block")))
+
+    def _open_block(self, index: int, block: dict[str, Any]) -> None:
+        kind = str(block.get("type"))
+        if index in self._blocks:
+            self.note("block-index-reused", index, f"content block {index} started again")
+        if kind in TOOL_BLOCKS:
+            lane = index if index not in self.state.calls else self.state.next_free_index()
+            slot = self.state.start_call(lane, block.get("id"), block.get("name"), self.t)
+            self._blocks[index] = Block(kind, slot, start_input=block.get("input"))
+            return
+        self._blocks[index] = Block(kind)
+        text_field = {
+            "text": ("text", Channel.CONTENT),
+            "thinking": ("thinking", Channel.REASONING),
+        }
+        field, channel = text_field.get(kind, ("", Channel.CONTENT))
+        if field and isinstance(block.get(field), str):
+            self.state.append_text(channel, block[field])
+
+    def _on_block_delta(self, payload: dict[str, Any]) -> None:
+        index = as_int(payload.get("index"))
+        delta = as_dict(payload.get("delta"))
+        delta_type = str(delta.get("type"))
+        block = self._blocks.get(index) if index is not None else None
+        if block is None:
+            block = self._adopt_unstarted_block(index, delta_type)
+        elif block.stopped:
+            self.note("delta-after-stop", _lane(block, index), f"{delta_type} after block stop")
+        if delta_type == "input_json_delta":
+            self._append_input(block, index, delta.get("partial_json"))
+        elif delta_type in TEXT_DELTAS:
+            field, channel = TEXT_DELTAS[delta_type]
+            if isinstance(delta.get(field), str):
+                self.state.append_text(channel, delta[field])
+        elif delta_type not in SILENT_DELTAS:
+            self.note("unknown-delta", index, f"delta type {delta_type!r} ignored")
+
+    def _adopt_unstarted_block(self, index: int | None, delta_type: str) -> Block:
+        """A delta for a block that never started: keep what it carries anyway."""
+        lane = index if index is not None and index not in self.state.calls else None
+        lane = self.state.next_free_index() if lane is None else lane
+        self.note("delta-without-start", lane, f"{delta_type} for block {index} that never started")
+        if delta_type != "input_json_delta":
+            block = Block("text")
+        else:
+            block = Block("tool_use", self.state.start_call(lane, None, None, self.t))
+        if index is not None:
+            self._blocks[index] = block
+        return block
+
+    def _append_input(self, block: Block, index: int | None, partial: Any) -> None:
+        if block.slot is None:
+            self.note("delta-type-mismatch", index, f"input_json_delta for a {block.kind} block")
+            return
+        if not isinstance(partial, str):
+            self.note("arguments-object", block.slot.index, "partial_json is not a string")
+            partial = compact_json(partial)
+        block.got_delta = True
+        self.state.append_fragment(block.slot, partial, self.event, self.t)
+
+    def _on_block_stop(self, payload: dict[str, Any]) -> None:
+        index = as_int(payload.get("index"))
+        block = self._blocks.get(index) if index is not None else None
+        if block is None:
+            self.note("stop-without-start", index, f"content_block_stop for unknown block {index}")
+            return
+        if block.stopped:
+            self.note("block-stopped-twice", _lane(block, index), f"block {index} stopped again")
+        self._close_block(index, block)
+
+    def _close_block(self, index: int | None, block: Block) -> None:
+        block.stopped = True
+        if block.slot is None or block.start_input in (None, {}):
+            return
+        if block.got_delta:
+            self.note(
+                "start-input-with-deltas",
+                block.slot.index,
+                "content_block_start carried an input and deltas followed; the deltas were used",
+            )
+        else:
+            self.state.append_fragment(
+                block.slot, compact_json(block.start_input), self.event, self.t
+            )
+
+    # -- message ----------------------------------------------------------------
+    def _on_message_delta(self, payload: dict[str, Any]) -> None:
+        reason = as_dict(payload.get("delta")).get("stop_reason")
+        if isinstance(reason, str):
+            self._check_stop_reason(reason)
+            self.state.set_finish_reason(reason)
+
+    def _check_stop_reason(self, reason: str) -> None:
+        has_tools = any(block.slot for block in self._blocks.values())
+        if reason == "tool_use" and not has_tools:
+            self.note(
+                "finish-tools-without-calls", None, 'stop_reason "tool_use" with no tool_use block'
+            )
+        if reason == "end_turn" and has_tools:
+            self.note(
+                "finish-stop-with-tools", None, 'stop_reason "end_turn" on a turn with tool calls'
+            )
+
+    def _on_message_stop(self, payload: dict[str, Any]) -> None:
+        self._message_stopped = True
+        for index, block in self._blocks.items():
+            if not block.stopped:
+                self.note("block-not-stopped", _lane(block, index), f"block {index} never stopped")
+                self._close_block(index, block)
+        if self.state.finish_reason is None:
+            self.note("stop-reason-missing", None, "message_stop without a stop_reason")
+        self.state.finish(self.state.finish_reason, "message_stop")
+
+    def _on_error(self, payload: dict[str, Any]) -> None:
+        error = as_dict(payload.get("error"))
+        detail = f"{error.get('type', 'error')}: {error.get('message', compact_json(payload))}"
+        self.note("error-event", None, detail)
+        self.state.fail(f"error in stream: {detail}")
+
+    def _ignore(self, payload: dict[str, Any]) -> None:
+        pass
+
+
+def _lane(block: Block, index: int | None) -> int | None:
+    return block.slot.index if block.slot is not None else index

@@ -1,0 +1,86 @@
+"""What every dialect decoder shares: the entry points a session calls, the
+anomaly shortcut, and JSON payload decoding."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .sse import SSEEvent
+from .state import StreamState
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def preview(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
+class Dialect:
+    """Turns one provider's SSE events into calls on `StreamState`."""
+
+    name = "?"
+
+    def __init__(self, state: StreamState) -> None:
+        self.state = state
+        self.event = 0  # number of the SSE event being handled
+        self.t = 0.0
+
+    def on_event(self, event: SSEEvent, t: float) -> None:
+        self.event, self.t = event.number, t
+        self.handle(event)
+
+    def handle(self, event: SSEEvent) -> None:
+        raise NotImplementedError
+
+    def on_completion(self, body: Any) -> None:
+        """A complete, non-streaming response body."""
+        raise NotImplementedError
+
+    def on_end(self) -> None:
+        """The body ended without a transport or in-band error."""
+
+    def settle(self, hint: Any = None) -> None:
+        """The stream is over; a dialect still undecided decides now (from `hint`, a
+        JSON body, when there is one)."""
+
+    def note(self, kind: str, index: int | None, detail: str) -> None:
+        self.state.note(kind, index, detail, self.event)
+
+    def payload(self, event: SSEEvent) -> dict[str, Any] | None:
+        """The event's data as a JSON object, or None (noted) when it is not one."""
+        try:
+            value = json.loads(event.data)
+        except ValueError:
+            self.note("data-not-json", None, f"event {event.number}: {preview(event.data)!r}")
+            return None
+        if not isinstance(value, dict):
+            self.note("unexpected-shape", None, f"data is not an object: {preview(event.data)}")
+            return None
+        return value
+
+    def typed_payload(self, event: SSEEvent) -> tuple[str, dict[str, Any]] | None:
+        """For dialects whose events carry a `type`: the type (from the data, else
+        the `event:` line) and the payload; a disagreement between the two is noted."""
+        payload = self.payload(event)
+        if payload is None:
+            return None
+        data_type = payload.get("type")
+        if event.event and isinstance(data_type, str) and data_type != event.event:
+            self.note(
+                "event-type-mismatch",
+                None,
+                f"event: {event.event} carries data of type {data_type!r}",
+            )
+        kind = data_type if isinstance(data_type, str) else event.event
+        return kind, payload
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
