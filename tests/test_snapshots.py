@@ -118,3 +118,18 @@ def test_reasoning_and_refusal_are_set_apart(
     a refusal in bold red behind a `refusal` label."""
     app = make_app(app_stub, scenario)
     assert snap_compare(app, terminal_size=(100, 24), run_before=settled_then())
+
+
+def test_anthropic_stream(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`anthropic-thinking`: dialect anthropic in the status bar; the thinking text
+    set apart above the answer; the tool_use block's lane numbered by its content
+    block index (#2) as a tree."""
+    app = make_app(app_stub, "anthropic-thinking")
+    assert snap_compare(app, terminal_size=(110, 28), run_before=settled_then())
+
+
+def test_responses_stream(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`responses-interleaved`: dialect openai-responses; lanes #1 and #2 titled
+    with call_id and the fc_ item id, both trees."""
+    app = make_app(app_stub, "responses-interleaved")
+    assert snap_compare(app, terminal_size=(110, 28), run_before=settled_then())

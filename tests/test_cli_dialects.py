@@ -1,0 +1,54 @@
+"""Dialects on the command line: detection, the override, and recordings that
+replay to the same report for each of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import CliRunner
+from toolstream_stubs import StubServer
+
+
+@pytest.mark.parametrize(
+    "scenario", ["demo", "anthropic-thinking", "responses-interleaved", "anthropic-truncated"]
+)
+def test_recording_replays_to_the_same_report(
+    cli: CliRunner, tmp_path: Path, scenario: str
+) -> None:
+    recording = tmp_path / f"{scenario}.sse"
+    with StubServer(scenario, split="random", seed=3, speed=0) as server:
+        url = server.url
+        live = cli("--headless", "--url", url, "--record", str(recording))
+    replayed = cli("--headless", "--replay", str(recording), "--speed", "0")
+    live_report, replay_report = json.loads(live.stdout), json.loads(replayed.stdout)
+    assert replayed.returncode == live.returncode
+    del live_report["source"], replay_report["source"]
+    assert replay_report == live_report
+    timing = recording.with_name(recording.name + ".timing.jsonl").read_text().splitlines()
+    request = json.loads(timing[1])["request"]
+    assert request["url"] == url
+    assert request["method"] == "GET"
+
+
+def test_dialect_override_reads_the_stream_as_told(cli: CliRunner) -> None:
+    """An Anthropic stream read as chat completions: nothing is lost, and the
+    mismatch shows as anomalies rather than as a crash."""
+    with StubServer("anthropic-parallel", speed=0) as server:
+        detected = json.loads(cli("--headless", "--url", server.url).stdout)
+        forced = cli("--headless", "--url", server.url, "--dialect", "openai-chat")
+    report = json.loads(forced.stdout)
+    assert detected["dialect"] == "anthropic"
+    assert report["dialect"] == "openai-chat"
+    assert report["tool_calls"] == []
+    assert report["status"] == "truncated"
+    assert "unexpected-shape" in {anomaly["kind"] for anomaly in report["anomalies"]}
+    assert report["events"] == detected["events"]
+
+
+def test_unknown_dialect_is_a_usage_error(cli: CliRunner) -> None:
+    result = cli("--headless", "--dialect", "gemini")
+    assert result.returncode == 2
+    assert "invalid choice: 'gemini'" in result.stderr

@@ -1,0 +1,144 @@
+"""Keys go where each provider expects them, and nowhere else: not in recordings,
+reports, error messages, the raw log or screenshots."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import CliRunner, frozen_clock, wait_settled
+from toolstream_stubs import StubServer
+from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.sources.base import BodyChunk, SourceItem
+from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.sources.secrets import (
+    ANTHROPIC_VERSION,
+    REDACTED,
+    MissingKey,
+    Redactor,
+    auth_headers,
+)
+
+SECRET = "sk-test-9f8e7d6c5b4a3210"
+
+
+def test_bearer_for_openai_style_endpoints() -> None:
+    headers = auth_headers("http://127.0.0.1:1/v1/chat/completions", None, "KEY", {"KEY": SECRET})
+    assert headers == {"Authorization": f"Bearer {SECRET}"}
+
+
+@pytest.mark.parametrize(
+    ("url", "dialect"),
+    [("http://127.0.0.1:1/v1/messages", None), ("http://127.0.0.1:1/proxy", "anthropic")],
+)
+def test_x_api_key_for_anthropic(url: str, dialect: str | None) -> None:
+    headers = auth_headers(url, dialect, "KEY", {"KEY": SECRET})
+    assert headers == {"x-api-key": SECRET, "anthropic-version": ANTHROPIC_VERSION}
+
+
+def test_well_known_hosts_use_the_usual_variable_and_others_get_nothing() -> None:
+    environ = {"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
+    openai = auth_headers("https://api.openai.com/v1/responses", None, None, environ)
+    anthropic = auth_headers("https://api.anthropic.com/v1/messages", None, None, environ)
+    local = auth_headers("http://127.0.0.1:8765/v1/chat/completions", None, None, environ)
+    assert openai == {"Authorization": "Bearer sk-openai"}
+    assert anthropic["x-api-key"] == "sk-ant"
+    assert local == {}
+
+
+def test_a_named_variable_that_is_not_set_is_an_error() -> None:
+    with pytest.raises(MissingKey, match="NOPE is not set"):
+        auth_headers("http://127.0.0.1:1/v1/chat/completions", None, "NOPE", {})
+
+
+def test_redactor_covers_headers_query_and_text() -> None:
+    redactor = Redactor([SECRET, "k"])  # one-letter values would redact ordinary text
+    assert redactor.headers({"Authorization": f"Bearer {SECRET}", "X-Trace": "k"}) == {
+        "Authorization": REDACTED,
+        "X-Trace": "k",
+    }
+    url = redactor.url(f"http://h/v1/x?key={SECRET}&alt=sse")
+    assert SECRET not in url and "alt=sse" in url
+    assert redactor.text(f"said {SECRET}.") == f"said {REDACTED}."
+
+
+async def collect(items: list[SourceItem], redactor: Redactor) -> bytes:
+    async def source():  # type: ignore[no-untyped-def]
+        for item in items:
+            yield item
+
+    return b"".join(
+        [item.data async for item in redactor.stream(source()) if isinstance(item, BodyChunk)]
+    )
+
+
+@pytest.mark.parametrize("cut", range(1, len(SECRET)))
+def test_a_secret_split_across_reads_is_still_redacted(cut: int) -> None:
+    body = f"data: echo {SECRET} end\n\n".encode()
+    at = body.index(SECRET.encode()) + cut
+    chunks: list[SourceItem] = [BodyChunk(body[:at], 0.0), BodyChunk(body[at:], 0.1)]
+    data = asyncio.run(collect(chunks, Redactor([SECRET])))
+    assert data == f"data: echo {REDACTED} end\n\n".encode()
+
+
+def test_nothing_is_held_back_when_no_secret_could_start() -> None:
+    chunks: list[SourceItem] = [BodyChunk(b"data: x\n\n", 0.0)]
+    assert asyncio.run(collect(chunks, Redactor([SECRET]))) == b"data: x\n\n"
+
+
+def test_no_secret_reaches_report_recording_or_stderr(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stub's http-401-echo scenario echoes the key it received, as some servers do."""
+    monkeypatch.setenv("STUB_KEY", SECRET)
+    recording = tmp_path / "echo.sse"
+    with StubServer("http-401-echo", speed=0) as server:
+        result = cli(
+            "--headless",
+            "--url",
+            server.url + f"?key={SECRET}",
+            "--api-key-env",
+            "STUB_KEY",
+            "--record",
+            str(recording),
+        )
+        (request,) = server.requests
+    assert request.headers["Authorization"] == f"Bearer {SECRET}"
+    report = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert f"Incorrect API key provided: {REDACTED}" in report["error"]
+    timing = recording.with_name(recording.name + ".timing.jsonl")
+    everything = result.stdout + result.stderr + recording.read_text() + timing.read_text()
+    assert SECRET not in everything
+    recorded_request = json.loads(timing.read_text().splitlines()[1])["request"]
+    assert recorded_request["headers"]["Authorization"] == REDACTED
+    assert recorded_request["method"] == "GET"
+
+
+async def test_no_secret_reaches_the_screen() -> None:
+    with StubServer("http-401-echo", speed=0) as server:
+        request = HttpRequest(
+            url=server.url, headers={"Authorization": f"Bearer {SECRET}"}, timeout=10
+        )
+        app = ToolstreamApp(HttpSource(request, clock=frozen_clock), clock=frozen_clock)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_settled(app)
+            await pilot.press("l")
+            await pilot.pause()
+            svg = app.export_screenshot()
+            exported = app.session.state.error or ""
+    assert "Incorrect API key provided" in svg.replace("&#160;", " ")
+    assert SECRET not in svg
+    assert SECRET not in exported
+
+
+def test_missing_stream_flag_is_pointed_out_before_sending(cli: CliRunner, tmp_path: Path) -> None:
+    body = tmp_path / "request.json"
+    body.write_text('{"model": "m", "messages": []}', encoding="utf-8")
+    with StubServer("weather", speed=0) as server:
+        result = cli("--headless", "--url", server.url, "-d", f"@{body}")
+    assert 'does not set "stream": true' in result.stderr
+    assert result.returncode == 0
