@@ -1,0 +1,864 @@
+"""The OpenAI Responses dialect driven through StreamSession: one rule or anomaly
+kind per focused test on small hand-built streams, then a hypothesis round-trip
+(any JSON arguments, any fragments interleaved across calls, any byte-level writes)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolstream_tui.core import StreamSession, build_report, exit_code
+from toolstream_tui.core.events import (
+    CallParsed,
+    FinishSeen,
+    FragmentAppended,
+    StreamEvent,
+    TextAppended,
+    WireEvent,
+)
+from toolstream_tui.core.state import INTERRUPTED_CALL_ERROR, TRUNCATED_CALL_ERROR
+
+# -- payload builders -----------------------------------------------------------
+
+
+def response(status: str, **extra: Any) -> dict[str, Any]:
+    return {"id": "resp_1", "object": "response", "status": status, "output": [], **extra}
+
+
+def created() -> dict[str, Any]:
+    return {"type": "response.created", "response": response("in_progress")}
+
+
+def in_progress() -> dict[str, Any]:
+    return {"type": "response.in_progress", "response": response("in_progress")}
+
+
+def fc_item(
+    item_id: str, call_id: str, name: str, arguments: str = "", status: str = "in_progress"
+) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "id": item_id,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+        "status": status,
+    }
+
+
+def added(output_index: int, item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.output_item.added", "output_index": output_index, "item": item}
+
+
+def add_call(
+    output_index: int, item_id: str = "fc_1", call_id: str = "call_1", name: str = "get_weather"
+) -> dict[str, Any]:
+    return added(output_index, fc_item(item_id, call_id, name))
+
+
+def add_message(output_index: int, item_id: str = "msg_1") -> dict[str, Any]:
+    item = {"type": "message", "id": item_id, "role": "assistant", "content": []}
+    return added(output_index, item)
+
+
+def add_reasoning(output_index: int, item_id: str = "rs_1") -> dict[str, Any]:
+    return added(output_index, {"type": "reasoning", "id": item_id, "summary": []})
+
+
+def args_delta(output_index: int | None, item_id: str | None, text: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {"type": "response.function_call_arguments.delta", "delta": text}
+    if item_id is not None:
+        payload["item_id"] = item_id
+    if output_index is not None:
+        payload["output_index"] = output_index
+    return payload
+
+
+def args_done(output_index: int, item_id: str, arguments: str) -> dict[str, Any]:
+    return {
+        "type": "response.function_call_arguments.done",
+        "item_id": item_id,
+        "output_index": output_index,
+        "arguments": arguments,
+    }
+
+
+def item_done(output_index: int, item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.output_item.done", "output_index": output_index, "item": item}
+
+
+def call_done(
+    output_index: int,
+    arguments: str,
+    item_id: str = "fc_1",
+    call_id: str = "call_1",
+    name: str = "get_weather",
+) -> dict[str, Any]:
+    return item_done(output_index, fc_item(item_id, call_id, name, arguments, "completed"))
+
+
+def text_event(kind: str, output_index: int, item_id: str, text: str) -> dict[str, Any]:
+    return {
+        "type": f"response.{kind}.delta",
+        "item_id": item_id,
+        "output_index": output_index,
+        "content_index": 0,
+        "delta": text,
+    }
+
+
+def completed() -> dict[str, Any]:
+    return {"type": "response.completed", "response": response("completed")}
+
+
+def incomplete(reason: str | None = "max_output_tokens") -> dict[str, Any]:
+    details = {"incomplete_details": {"reason": reason}} if reason else {}
+    return {"type": "response.incomplete", "response": response("incomplete", **details)}
+
+
+def failed(message: str = "The model failed.") -> dict[str, Any]:
+    error = {"code": "server_error", "message": message}
+    return {"type": "response.failed", "response": response("failed", error=error)}
+
+
+def error_event(code: str = "rate_limit_exceeded", message: str = "Slow down") -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, "param": None}
+
+
+def numbered(payloads: list[dict[str, Any]], start: int = 0) -> list[dict[str, Any]]:
+    """Each payload with a `sequence_number`, counting from `start`."""
+    return [{"type": p["type"], "sequence_number": start + n, **p} for n, p in enumerate(payloads)]
+
+
+def sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], event_lines: bool = True) -> bytes:
+    out = []
+    for item in payloads:
+        name, payload = item if isinstance(item, tuple) else (item.get("type"), item)
+        head = f"event: {name}\n" if event_lines and name is not None else ""
+        out.append(f"{head}data: {json.dumps(payload)}\n\n")
+    return "".join(out).encode()
+
+
+# -- running a stream ----------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    session: StreamSession
+    events: list[StreamEvent]
+    report: dict[str, Any]
+    code: int
+
+    @property
+    def kinds(self) -> list[str]:
+        return [anomaly["kind"] for anomaly in self.report["anomalies"]]
+
+    def anomaly(self, kind: str) -> dict[str, Any]:
+        found = [a for a in self.report["anomalies"] if a["kind"] == kind]
+        assert len(found) == 1, f"expected one {kind!r}, got {self.report['anomalies']}"
+        return found[0]
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        return self.report["tool_calls"]
+
+    def call(self, index: int) -> dict[str, Any]:
+        found = [call for call in self.calls if call["index"] == index]
+        assert len(found) == 1, f"no lane {index} in {self.calls}"
+        return found[0]
+
+
+def run(body: bytes, *, pieces: int | None = None, dialect: str | None = None) -> Run:
+    session = StreamSession("test", dialect=dialect)
+    events = session.open(200, "text/event-stream")
+    step = pieces or max(len(body), 1)
+    for i in range(0, len(body), step):
+        events += session.feed(body[i : i + step], float(i))
+    events += session.close(99.0)
+    return Run(session, events, build_report(session.state), exit_code(session.state))
+
+
+def run_sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], **options: Any) -> Run:
+    event_lines = options.pop("event_lines", True)
+    return run(sse(*payloads, event_lines=event_lines), **options)
+
+
+ARGS_1 = '{"city": "Tokyo"}'
+ARGS_2 = '{"timezone": "Asia/Tokyo"}'
+
+TEXTBOOK = numbered(
+    [
+        created(),
+        in_progress(),
+        add_message(0, "msg_0"),
+        text_event("output_text", 0, "msg_0", "Checking "),
+        text_event("output_text", 0, "msg_0", "both."),
+        add_call(1, "fc_a", "call_a", "get_weather"),
+        add_call(2, "fc_b", "call_b", "get_time"),
+        args_delta(1, "fc_a", '{"ci'),
+        args_delta(2, "fc_b", '{"time'),
+        args_delta(1, "fc_a", 'ty": "To'),
+        args_delta(2, "fc_b", 'zone": "Asi'),
+        args_delta(1, "fc_a", 'kyo"}'),
+        args_delta(2, "fc_b", 'a/Tokyo"}'),
+        args_done(1, "fc_a", ARGS_1),
+        call_done(1, ARGS_1, "fc_a", "call_a", "get_weather"),
+        args_done(2, "fc_b", ARGS_2),
+        call_done(2, ARGS_2, "fc_b", "call_b", "get_time"),
+        completed(),
+    ]
+)
+
+
+# -- the textbook stream ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pieces", [None, 1, 6])
+@pytest.mark.parametrize("event_lines", [True, False], ids=["event-lines", "data-only"])
+def test_textbook_stream_finishes_clean(pieces: int | None, event_lines: bool) -> None:
+    r = run_sse(*TEXTBOOK, pieces=pieces, event_lines=event_lines)
+    assert r.report["dialect"] == "openai-responses"
+    assert r.report["status"] == "finished"
+    assert r.report["finish_reason"] == "completed"
+    assert r.report["text"] == "Checking both."
+    assert r.report["anomalies"] == []
+    assert r.code == 0
+    assert r.calls == [
+        {
+            "index": 1,
+            "id": "call_a",
+            "item_id": "fc_a",
+            "name": "get_weather",
+            "arguments_raw": ARGS_1,
+            "arguments": {"city": "Tokyo"},
+            "error": None,
+            "error_position": None,
+            "fragments": 3,
+        },
+        {
+            "index": 2,
+            "id": "call_b",
+            "item_id": "fc_b",
+            "name": "get_time",
+            "arguments_raw": ARGS_2,
+            "arguments": {"timezone": "Asia/Tokyo"},
+            "error": None,
+            "error_position": None,
+            "fragments": 3,
+        },
+    ]
+
+
+def test_explicit_dialect_gives_the_same_report_as_detection() -> None:
+    detected = run_sse(*TEXTBOOK).report
+    assert run_sse(*TEXTBOOK, dialect="openai-responses").report == detected
+
+
+# -- lanes and identity --------------------------------------------------------------------
+
+
+def test_lane_is_the_output_index() -> None:
+    r = run_sse(
+        created(),
+        add_reasoning(0),
+        text_event("reasoning_summary_text", 0, "rs_1", "think"),
+        add_message(1),
+        add_call(4, "fc_x", "call_x", "f"),
+        args_delta(4, "fc_x", "{}"),
+        completed(),
+    )
+    assert [(c["index"], c["id"], c["item_id"]) for c in r.calls] == [(4, "call_x", "fc_x")]
+    assert sorted(r.session.state.calls) == [4]
+    assert r.kinds == []
+
+
+def test_id_is_the_call_id_and_item_id_is_the_fc_id() -> None:
+    r = run_sse(created(), add_call(0, "fc_abc", "call_xyz", "f"), completed())
+    assert (r.call(0)["id"], r.call(0)["item_id"], r.call(0)["name"]) == (
+        "call_xyz",
+        "fc_abc",
+        "f",
+    )
+
+
+@pytest.mark.parametrize("ref", ["both", "item_id", "output_index"])
+def test_deltas_find_their_item_by_item_id_or_output_index(ref: str) -> None:
+    item_id = None if ref == "output_index" else "fc_b"
+    output_index = None if ref == "item_id" else 1
+    r = run_sse(
+        created(),
+        add_call(0, "fc_a", "call_a", "a"),
+        add_call(1, "fc_b", "call_b", "b"),
+        args_delta(output_index, item_id, '{"b"'),
+        args_delta(0, "fc_a", '{"a": 0}'),
+        args_delta(output_index, item_id, ": 1}"),
+        completed(),
+    )
+    assert [(c["index"], c["arguments"]) for c in r.calls] == [(0, {"a": 0}), (1, {"b": 1})]
+    assert r.kinds == []
+
+
+# -- arguments -----------------------------------------------------------------------------
+
+
+def test_arguments_are_the_concatenated_deltas() -> None:
+    parts = ['{"q', 'uery": "a', "\\u00e9 \\ud83d", '\\ude00", "n": [1, ', "2]}"]
+    r = run_sse(created(), add_call(0), *(args_delta(0, "fc_1", p) for p in parts), completed())
+    assert r.call(0)["arguments_raw"] == "".join(parts)
+    assert r.call(0)["arguments"] == {"query": "aé 😀", "n": [1, 2]}
+    assert r.session.state.calls[0].fragments == parts
+
+
+def test_integers_beyond_64_bits_keep_their_exact_value() -> None:
+    raw = '{"big": 18446744073709551616, "neg": -9223372036854775809, "f": 0.1}'
+    r = run_sse(
+        created(), add_call(0), args_delta(0, "fc_1", raw[:25]), args_delta(0, "fc_1", raw[25:]),
+        completed(),
+    )  # fmt: skip
+    args = r.call(0)["arguments"]
+    assert args == {"big": 2**64, "neg": -(2**63) - 1, "f": 0.1}
+    assert type(args["big"]) is int
+    assert type(args["neg"]) is int
+
+
+def test_when_only_done_carries_the_arguments_they_are_used() -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_done(0, "fc_1", '{"city": "Lima"}'),
+        call_done(0, '{"city": "Lima"}'),
+        completed(),
+    )
+    assert r.call(0)["arguments_raw"] == '{"city": "Lima"}'
+    assert r.call(0)["arguments"] == {"city": "Lima"}
+    assert r.call(0)["fragments"] == 1
+    assert r.kinds == []
+
+
+def test_when_only_output_item_done_carries_the_arguments_they_are_used() -> None:
+    r = run_sse(created(), add_call(0), call_done(0, '{"city": "Lima"}'), completed())
+    assert r.call(0)["arguments"] == {"city": "Lima"}
+    assert r.kinds == []
+
+
+def test_done_equal_to_the_deltas_is_clean() -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"a"'),
+        args_delta(0, "fc_1", ": 1}"),
+        args_done(0, "fc_1", '{"a": 1}'),
+        call_done(0, '{"a": 1}'),
+        completed(),
+    )
+    assert r.call(0)["fragments"] == 2
+    assert r.kinds == []
+
+
+def test_done_differing_from_the_deltas_is_reported_and_the_deltas_kept() -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"city": "Kyo'),
+        args_delta(0, "fc_1", 'to"}'),
+        args_done(0, "fc_1", '{"city": "Osaka"}'),
+        call_done(0, '{"city": "Osaka"}'),
+        completed(),
+    )
+    assert r.call(0)["arguments_raw"] == '{"city": "Kyoto"}'
+    assert r.call(0)["arguments"] == {"city": "Kyoto"}
+    a = r.anomaly("done-mismatch")
+    assert (a["index"], a["count"]) == (0, 1)
+    assert "Osaka" in a["detail"]
+    assert r.kinds == ["done-mismatch"]
+    assert r.code == 0
+
+
+def test_output_item_done_differing_from_the_deltas_is_reported() -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"a": 1}'),
+        args_done(0, "fc_1", '{"a": 1}'),
+        call_done(0, '{"a": 2}'),
+        completed(),
+    )
+    assert r.call(0)["arguments"] == {"a": 1}
+    assert r.kinds == ["done-mismatch"]
+    assert "output_item.done" in r.anomaly("done-mismatch")["detail"]
+
+
+# -- the finish -----------------------------------------------------------------------------
+
+
+def test_completed_is_the_finish() -> None:
+    r = run_sse(created(), add_call(0), args_delta(0, "fc_1", "{}"), completed())
+    assert r.report["finish_reason"] == "completed"
+    assert r.report["status"] == "finished"
+    assert r.code == 0
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("max_output_tokens", "incomplete:max_output_tokens"),
+        ("content_filter", "incomplete:content_filter"),
+        (None, "incomplete"),
+    ],
+)
+def test_incomplete_names_its_reason(reason: str | None, expected: str) -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"query": "long qu'),
+        call_done(0, '{"query": "long qu'),
+        incomplete(reason),
+    )
+    assert r.report["finish_reason"] == expected
+    assert r.report["status"] == "finished"
+    assert r.call(0)["arguments"] is None
+    assert r.call(0)["error"].startswith("invalid JSON arguments")
+    assert r.code == 2
+
+
+def test_failed_is_an_error() -> None:
+    r = run_sse(
+        created(),
+        add_message(0),
+        text_event("output_text", 0, "msg_1", "Let me"),
+        failed("The model failed to finish."),
+    )
+    assert r.report["finish_reason"] == "failed"
+    assert r.report["status"] == "error"
+    assert "The model failed to finish." in r.report["error"]
+    assert r.kinds == ["error-event"]
+    assert r.report["text"] == "Let me"
+    assert r.code == 1
+
+
+def test_error_event_is_an_error() -> None:
+    r = run_sse(
+        *numbered(
+            [
+                created(),
+                add_call(0),
+                args_delta(0, "fc_1", '{"ci'),
+                error_event("rate_limit_exceeded", "Rate limit reached"),
+            ]
+        )
+    )
+    assert r.report["status"] == "error"
+    assert r.report["finish_reason"] is None
+    assert "rate_limit_exceeded" in r.report["error"]
+    assert "Rate limit reached" in r.report["error"]
+    assert r.kinds == ["error-event"]
+    assert r.call(0)["arguments_raw"] == '{"ci'
+    assert r.call(0)["error"] == INTERRUPTED_CALL_ERROR
+    assert r.code == 1
+
+
+def test_no_final_response_event_is_truncated() -> None:
+    r = run_sse(
+        created(), add_call(0), args_delta(0, "fc_1", '{"ci'), args_delta(0, "fc_1", 'ty": "Na')
+    )
+    assert r.report["status"] == "truncated"
+    assert r.report["finish_reason"] is None
+    assert r.call(0)["arguments_raw"] == '{"city": "Na'
+    assert r.call(0)["error"] == TRUNCATED_CALL_ERROR
+    assert not any(isinstance(e, CallParsed | FinishSeen) for e in r.events)
+    assert r.code == 2
+
+
+def test_all_done_events_without_response_completed_is_still_truncated() -> None:
+    r = run_sse(
+        created(), add_call(0), args_delta(0, "fc_1", "{}"), args_done(0, "fc_1", "{}"),
+        call_done(0, "{}"),
+    )  # fmt: skip
+    assert r.report["status"] == "truncated"
+    assert r.code == 2
+
+
+def test_arguments_are_parsed_at_the_response_end_not_before() -> None:
+    session = StreamSession("test")
+    session.open(200, "text/event-stream")
+    before: list[StreamEvent] = []
+    for payload in [
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"a"'),
+        args_delta(0, "fc_1", ": 1}"),
+        args_done(0, "fc_1", '{"a": 1}'),
+        call_done(0, '{"a": 1}'),
+    ]:
+        before += session.feed(sse(payload), 0.0)
+    slot = session.state.calls[0]
+    assert (slot.parsed, slot.arguments, slot.arguments_raw) == (False, None, '{"a": 1}')
+    assert not any(isinstance(e, CallParsed | FinishSeen) for e in before)
+    after = session.feed(sse(completed()), 1.0)
+    assert [type(e) for e in after] == [WireEvent, FinishSeen, CallParsed]
+    assert after[1] == FinishSeen("completed", "response end")
+    assert after[2] == CallParsed(0, {"a": 1}, None, None)
+
+
+# -- text channels ---------------------------------------------------------------------------
+
+
+def test_text_reasoning_and_refusal_channels() -> None:
+    r = run_sse(
+        created(),
+        add_reasoning(0),
+        text_event("reasoning_summary_text", 0, "rs_1", "**Plan** "),
+        text_event("reasoning_text", 0, "rs_1", "call it"),
+        add_message(1),
+        text_event("output_text", 1, "msg_1", "Hello ☃"),
+        text_event("refusal", 1, "msg_1", "I can't"),
+        completed(),
+    )
+    assert r.report["reasoning"] == "**Plan** call it"
+    assert r.report["text"] == "Hello ☃"
+    assert r.report["refusal"] == "I can't"
+    assert r.kinds == []
+    channels = [e.channel.value for e in r.events if isinstance(e, TextAppended)]
+    assert channels == ["reasoning", "reasoning", "content", "refusal"]
+
+
+# -- anomalies ---------------------------------------------------------------------------------
+
+
+def test_delta_without_item_keeps_the_arguments_in_the_output_index_lane() -> None:
+    r = run_sse(
+        created(),
+        args_delta(3, "fc_9", '{"a"'),
+        args_delta(3, "fc_9", ": 1}"),
+        completed(),
+    )
+    assert r.call(3)["arguments"] == {"a": 1}
+    assert r.call(3)["item_id"] == "fc_9"
+    assert (r.call(3)["id"], r.call(3)["name"]) == (None, None)
+    a = r.anomaly("delta-without-item")
+    assert (a["index"], a["count"]) == (3, 1)
+    assert r.kinds == ["delta-without-item"]
+
+
+def test_delta_after_output_item_done_is_kept_and_reported() -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"a": 1}'),
+        call_done(0, '{"a": 1}'),
+        args_delta(0, "fc_1", " "),
+        completed(),
+    )
+    assert r.call(0)["arguments_raw"] == '{"a": 1} '
+    assert r.call(0)["arguments"] == {"a": 1}
+    assert r.kinds == ["delta-after-done"]
+    assert r.anomaly("delta-after-done")["index"] == 0
+
+
+def test_delta_after_function_call_arguments_done_is_reported() -> None:
+    """CORE BUG: `Item.done` is set only by output_item.done (responses.py:158), and
+    `.done` compares its arguments once, when it arrives (responses.py:169). A delta
+    after function_call_arguments.done is appended silently: the final arguments
+    differ from what .done announced and no anomaly at all is recorded."""
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"a": 1}'),
+        args_done(0, "fc_1", '{"a": 1}'),
+        args_delta(0, "fc_1", ', "b": 2}'),
+        completed(),
+    )
+    assert r.call(0)["arguments_raw"] == '{"a": 1}, "b": 2}'  # deltas kept
+    assert "delta-after-done" in r.kinds
+
+
+def test_reused_output_index_starts_a_new_call_in_the_next_free_lane() -> None:
+    r = run_sse(
+        created(),
+        add_call(0, "fc_a", "call_a", "first"),
+        args_delta(0, "fc_a", '{"n": 1}'),
+        add_call(1, "fc_b", "call_b", "second"),
+        args_delta(1, "fc_b", '{"n": 2}'),
+        add_call(0, "fc_c", "call_c", "third"),
+        args_delta(0, "fc_c", '{"n": 3}'),
+        completed(),
+    )
+    assert [(c["index"], c["id"], c["item_id"], c["arguments"]) for c in r.calls] == [
+        (0, "call_a", "fc_a", {"n": 1}),
+        (1, "call_b", "fc_b", {"n": 2}),
+        (2, "call_c", "fc_c", {"n": 3}),
+    ]
+    assert r.kinds == ["output-index-reused"]
+
+
+def test_sequence_gap_is_reported() -> None:
+    payloads = numbered([created(), add_call(0), args_delta(0, "fc_1", "{}")])
+    payloads += numbered([completed()], start=5)
+    r = run_sse(*payloads)
+    assert r.kinds == ["sequence-gap"]
+    assert "5" in r.anomaly("sequence-gap")["detail"]
+    assert r.report["status"] == "finished"
+
+
+def test_consecutive_sequence_numbers_are_clean_and_absent_ones_are_not_checked() -> None:
+    assert run_sse(*numbered([created(), add_call(0), completed()])).kinds == []
+    assert run_sse(created(), add_call(0), completed()).kinds == []
+
+
+def test_data_after_completed_is_reported() -> None:
+    r = run_sse(*TEXTBOOK, {"type": "response.output_text.delta", "delta": "late"})
+    a = r.anomaly("data-after-completed")
+    assert a["count"] == 1
+    assert r.report["status"] == "finished"
+    assert r.report["finish_reason"] == "completed"
+
+
+def test_event_line_disagreeing_with_the_data_type_is_reported_and_data_wins() -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        ("response.output_text.delta", args_delta(0, "fc_1", "{}")),
+        completed(),
+    )
+    assert r.call(0)["arguments_raw"] == "{}"
+    assert r.report["text"] == ""
+    assert r.kinds == ["event-type-mismatch"]
+
+
+def test_unknown_non_response_event_is_reported() -> None:
+    r = run_sse(created(), {"type": "mystery"}, add_call(0), completed())
+    assert r.kinds == ["unknown-event"]
+    assert "mystery" in r.anomaly("unknown-event")["detail"]
+
+
+def test_unknown_response_event_is_ignored_silently() -> None:
+    r = run_sse(
+        created(),
+        {"type": "response.web_search_call.searching", "output_index": 0},
+        {"type": "response.brand_new_thing"},
+        add_call(0),
+        completed(),
+    )
+    assert r.kinds == []
+    assert r.code == 0
+
+
+# -- hypothesis: any arguments, interleaved fragments, any framing, any writes --------------
+
+CHARS = st.one_of(
+    st.characters(codec="utf-8"),
+    st.sampled_from('😀🎉é€ß中\u2028\u2029\u0085\u00a0\x00\x7f"\\/\n\r\t{}[],:'),
+)
+TEXT = st.text(CHARS, max_size=10)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
+
+
+def serialise(obj: dict[str, Any], style: str) -> str:
+    if style == "ascii":  # non-BMP characters become surrogate-pair escapes
+        return json.dumps(obj, ensure_ascii=True)
+    if style == "compact":
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    if style == "indent":
+        return json.dumps(obj, ensure_ascii=False, indent=2)
+    return json.dumps(obj, ensure_ascii=False)
+
+
+@st.composite
+def cut(draw: st.DrawFn, raw: str) -> list[str]:
+    points = sorted(draw(st.lists(st.integers(0, len(raw)), max_size=8)))
+    bounds = [0, *points, len(raw)]
+    return [raw[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@dataclass
+class ExpectedCall:
+    output_index: int
+    item_id: str
+    call_id: str
+    name: str
+    obj: dict[str, Any]
+    raw: str
+    fragments: list[str]
+
+
+@dataclass
+class Scenario:
+    calls: list[ExpectedCall]
+    text: str
+    pieces: list[bytes]
+    dialect: str | None
+
+
+@st.composite
+def responses_streams(draw: st.DrawFn) -> Scenario:
+    n = draw(st.integers(1, 5))
+    objs = [draw(OBJECTS) for _ in range(n)]
+    raws = [
+        serialise(obj, draw(st.sampled_from(["ascii", "unicode", "compact", "indent"])))
+        for obj in objs
+    ]
+    wires = [draw(cut(raw)) for raw in raws]
+    call_ids = draw(
+        st.lists(st.text(CHARS, min_size=1, max_size=8), min_size=n, max_size=n, unique=True)
+    )
+    names = draw(st.lists(st.text(CHARS, min_size=1, max_size=8), min_size=n, max_size=n))
+    labels = [c for c in range(n) for _ in wires[c]]
+    order = draw(st.permutations(labels))
+    first_seen = list(dict.fromkeys(order))  # calls are added in order of first delta
+
+    payloads: list[dict[str, Any]] = [created()]
+    if draw(st.booleans()):
+        payloads.append(in_progress())
+    text_parts = draw(st.lists(TEXT, max_size=3))
+    offset = 0
+    if text_parts or draw(st.booleans()):
+        payloads.append(add_message(0, "msg_0"))
+        payloads += [text_event("output_text", 0, "msg_0", part) for part in text_parts]
+        offset = 1
+    calls = {
+        label: ExpectedCall(
+            offset + rank,
+            f"fc_{rank}",
+            call_ids[rank],
+            names[rank],
+            objs[label],
+            raws[label],
+            [part for part in wires[label] if part],
+        )
+        for rank, label in enumerate(first_seen)
+    }
+    upfront = draw(st.booleans())
+    if upfront:
+        payloads += [add_call(c.output_index, c.item_id, c.call_id, c.name) for c in calls.values()]
+    ref = draw(st.sampled_from(["both", "item_id", "output_index"]))
+    sent: dict[int, int] = {}
+    for label in order:
+        call = calls[label]
+        k = sent.get(label, 0)
+        sent[label] = k + 1
+        if k == 0 and not upfront:
+            payloads.append(add_call(call.output_index, call.item_id, call.call_id, call.name))
+        payloads.append(
+            args_delta(
+                None if ref == "item_id" else call.output_index,
+                None if ref == "output_index" else call.item_id,
+                wires[label][k],
+            )
+        )
+    for label in draw(st.permutations(first_seen)):
+        call = calls[label]
+        mode = draw(st.sampled_from(["both", "arguments", "item", "none"]))
+        if mode in ("both", "arguments"):
+            payloads.append(args_done(call.output_index, call.item_id, call.raw))
+        if mode in ("both", "item"):
+            payloads.append(
+                call_done(call.output_index, call.raw, call.item_id, call.call_id, call.name)
+            )
+    payloads.append(completed())
+    if draw(st.booleans()):
+        payloads = numbered(payloads)
+
+    body = draw(sse_body(payloads))
+    expected = sorted(calls.values(), key=lambda c: c.output_index)
+    dialect = draw(st.sampled_from([None, "openai-responses"]))
+    return Scenario(expected, "".join(text_parts), draw(writes(body)), dialect)
+
+
+@st.composite
+def sse_body(draw: st.DrawFn, payloads: list[dict[str, Any]]) -> bytes:
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    lines_mode = draw(st.sampled_from(["always", "never", "mixed"]))
+    prefix = draw(st.sampled_from(["data: ", "data:"]))
+    ascii_only = draw(st.booleans())
+    out = ["\ufeff"] if draw(st.booleans()) else []
+    for payload in payloads:
+        if draw(st.integers(0, 5)) == 0:
+            out.append(": keep-alive" + eol)
+        named = lines_mode == "always" or (lines_mode == "mixed" and draw(st.booleans()))
+        head = f"event: {payload['type']}{eol}" if named else ""
+        out.append(f"{head}{prefix}{json.dumps(payload, ensure_ascii=ascii_only)}{eol}{eol}")
+    return "".join(out).encode()
+
+
+@st.composite
+def writes(draw: st.DrawFn, body: bytes) -> list[bytes]:
+    cuts = set(draw(st.lists(st.integers(1, max(len(body) - 1, 1)), max_size=30)))
+    if draw(st.booleans()):
+        cuts |= {i + 1 for i in range(len(body) - 1) if body[i : i + 2] == b"\r\n"}
+    if draw(st.booleans()):
+        cuts |= {i for i in range(1, len(body)) if 0x80 <= body[i] <= 0xBF}
+    bounds = [0, *sorted(c for c in cuts if 0 < c < len(body)), len(body)]
+    return [body[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(responses_streams())
+def test_any_arguments_interleaved_any_writes_reassemble_exactly(scenario: Scenario) -> None:
+    session = StreamSession("property", dialect=scenario.dialect)
+    events = session.open(200, "text/event-stream")
+    for i, piece in enumerate(scenario.pieces):
+        events += session.feed(piece, float(i))
+    events += session.close(float(len(scenario.pieces)))
+    report = build_report(session.state)
+
+    assert report["tool_calls"] == [
+        {
+            "index": call.output_index,
+            "id": call.call_id,
+            "item_id": call.item_id,
+            "name": call.name,
+            "arguments_raw": call.raw,
+            "arguments": call.obj,
+            "error": None,
+            "error_position": None,
+            "fragments": len(call.fragments),
+        }
+        for call in scenario.calls
+    ]
+    assert report["dialect"] == "openai-responses"
+    assert report["status"] == "finished"
+    assert report["finish_reason"] == "completed"
+    assert report["anomalies"] == []
+    assert report["text"] == scenario.text
+    assert report["trailing"] == ""
+    assert exit_code(session.state) == 0
+
+    # checkpoint: the per-call fragments are the wire's and join to arguments_raw
+    for call in scenario.calls:
+        slot = session.state.calls[call.output_index]
+        assert slot.fragments == call.fragments
+        assert "".join(slot.fragments) == slot.arguments_raw == call.raw
+    appended = [e for e in events if isinstance(e, FragmentAppended)]
+    assert len(appended) == sum(len(call.fragments) for call in scenario.calls)
+
+    # checkpoint: one FinishSeen, at response.completed; every CallParsed after it
+    finishes = [i for i, e in enumerate(events) if isinstance(e, FinishSeen)]
+    parsed = [i for i, e in enumerate(events) if isinstance(e, CallParsed)]
+    end_wire = [
+        i
+        for i, e in enumerate(events)
+        if isinstance(e, WireEvent) and json.loads(e.data)["type"] == "response.completed"
+    ]
+    assert len(finishes) == 1
+    assert events[finishes[0]] == FinishSeen("completed", "response end")
+    assert end_wire and end_wire[0] < finishes[0]
+    assert len(parsed) == len(scenario.calls)
+    assert all(i > finishes[0] for i in parsed)
