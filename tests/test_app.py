@@ -278,6 +278,8 @@ async def test_every_scenario_settles_with_lanes_matching_the_report(
             assert lane.show_tree == lane.parsed
             assert lane.arguments == call["arguments"]
             assert lane.chars == len(call["arguments_raw"])
+            on_lane = [a for a in report["anomalies"] if a["index"] == lane.index]
+            assert len(lane.anomalies) == len(on_lane)
         assert app.facts.state == report["status"]
         assert app.error_banner.has_class("-shown") == (report["status"] == "error")
         assert app.text_pane.revealed == len(

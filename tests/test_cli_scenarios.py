@@ -291,7 +291,7 @@ EXPECTED: dict[str, Expected] = {
         {
             ("delta-without-start", 3),
             ("delta-after-stop", 0),
-            ("block-index-reused", 0),
+            ("block-index-reused", 1),
             ("block-not-stopped", 3),
         },
         dialect="anthropic",

@@ -161,7 +161,7 @@ def one_line_summary(session: StreamSession) -> str | None:
 
 
 def run_headless(source: Source, record: Path | None, dialect: str | None) -> int:
-    session = StreamSession(source.label, dialect)
+    session = StreamSession(source.label, dialect, live=False)
     try:
         items = source_items(source, record)
     except OSError as exc:

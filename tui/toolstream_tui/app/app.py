@@ -211,8 +211,9 @@ class ToolstreamApp(App[int]):
                 lane.show_parsed(event.arguments, event.error, event.error_position)
             case AnomalyRecorded():
                 self.facts.anomalies += 1
-                lane = self.lanes.lanes.get(event.anomaly.index or -1)
-                if event.anomaly.index is not None and lane is not None:
+                index = event.anomaly.index
+                lane = self.lanes.lanes.get(index) if index is not None else None
+                if lane is not None:
                     lane.add_anomaly(event.anomaly)
             case ResponseOpened():
                 self.facts.state = "streaming"

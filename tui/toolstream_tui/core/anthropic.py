@@ -32,6 +32,7 @@ TEXT_DELTAS = {
     "text_delta": ("text", Channel.CONTENT),
     "thinking_delta": ("thinking", Channel.REASONING),
 }
+START_TEXT = {"text": ("text", Channel.CONTENT), "thinking": ("thinking", Channel.REASONING)}
 SILENT_DELTAS = frozenset({"signature_delta", "citations_delta"})
 
 
@@ -96,21 +97,22 @@ class AnthropicMessagesDialect(Dialect):
 
     def _open_block(self, index: int, block: dict[str, Any]) -> None:
         kind = str(block.get("type"))
-        if index in self._blocks:
-            self.note("block-index-reused", index, f"content block {index} started again")
+        previous = self._blocks.get(index)
+        if previous is not None and not previous.stopped:
+            self.note("block-not-stopped", _lane(previous, index), f"block {index} never stopped")
+            self._close_block(index, previous)
         if kind in TOOL_BLOCKS:
             lane = index if index not in self.state.calls else self.state.next_free_index()
             slot = self.state.start_call(lane, block.get("id"), block.get("name"), self.t)
             self._blocks[index] = Block(kind, slot, start_input=block.get("input"))
-            return
-        self._blocks[index] = Block(kind)
-        text_field = {
-            "text": ("text", Channel.CONTENT),
-            "thinking": ("thinking", Channel.REASONING),
-        }
-        field, channel = text_field.get(kind, ("", Channel.CONTENT))
-        if field and isinstance(block.get(field), str):
-            self.state.append_text(channel, block[field])
+        else:
+            lane = index
+            self._blocks[index] = Block(kind)
+            field, channel = START_TEXT.get(kind, ("", Channel.CONTENT))
+            if field and isinstance(block.get(field), str):
+                self.state.append_text(channel, block[field])
+        if previous is not None:
+            self.note("block-index-reused", lane, f"content block {index} started again")
 
     def _on_block_delta(self, payload: dict[str, Any]) -> None:
         index = as_int(payload.get("index"))
@@ -134,13 +136,13 @@ class AnthropicMessagesDialect(Dialect):
         """A delta for a block that never started: keep what it carries anyway."""
         lane = index if index is not None and index not in self.state.calls else None
         lane = self.state.next_free_index() if lane is None else lane
-        self.note("delta-without-start", lane, f"{delta_type} for block {index} that never started")
         if delta_type != "input_json_delta":
             block = Block("text")
         else:
             block = Block("tool_use", self.state.start_call(lane, None, None, self.t))
         if index is not None:
             self._blocks[index] = block
+        self.note("delta-without-start", lane, f"{delta_type} for block {index} that never started")
         return block
 
     def _append_input(self, block: Block, index: int | None, partial: Any) -> None:

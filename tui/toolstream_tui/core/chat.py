@@ -8,21 +8,27 @@ next free lane.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .dialect import Dialect, compact_json, preview
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot, StreamState
+from .strict_json import loads, loads_envelope
 
 DONE = "[DONE]"
-TEXT_FIELDS = (
-    ("content", Channel.CONTENT),
-    ("reasoning_content", Channel.REASONING),
-    ("reasoning", Channel.REASONING),
-    ("refusal", Channel.REFUSAL),
-)
+TEXT_CHANNELS = {
+    "content": Channel.CONTENT,
+    "reasoning_content": Channel.REASONING,
+    "reasoning": Channel.REASONING,
+    "refusal": Channel.REFUSAL,
+}
+
+
+def _may_carry_arguments_object(data: str) -> bool:
+    """Arguments sent as an object are passed on, so their chunk must decode exactly
+    (see strict_json); string arguments, the usual case, need not."""
+    return '"arguments"' in data and '"arguments":"' not in data and '"arguments": "' not in data
 
 
 class ChatCompletionsDialect(Dialect):
@@ -38,15 +44,18 @@ class ChatCompletionsDialect(Dialect):
         self._complete_response = False
 
     # -- entry points ---------------------------------------------------------
-    def handle(self, event: SSEEvent) -> None:
+    def on_event(self, event: SSEEvent, t: float) -> None:
+        # The hottest path of all (once per SSE event), so `handle` is inlined here.
+        self.event, self.t = event.number, t
         data = event.data
         if self._done:
             self.note("data-after-done", None, f"event {event.number} arrived after [DONE]")
-        if data.strip() == DONE:
+        if data[-1:] == "]" and data.strip() == DONE:
             self._on_done()
             return
+        exact = _may_carry_arguments_object(data)
         try:
-            chunk = json.loads(data)
+            chunk = loads(data) if exact else loads_envelope(data)
         except ValueError:
             self.note("data-not-json", None, f"event {event.number}: {preview(data)!r}")
             return
@@ -64,7 +73,17 @@ class ChatCompletionsDialect(Dialect):
             self.note("unexpected-shape", None, "chunk has no choices list")
             return
         for choice in choices:
-            self._on_choice(choice, "delta")
+            if type(choice) is not dict:
+                self.note("unexpected-shape", None, "choice is not an object")
+            elif choice.get("index", 0) != 0:
+                self.note("extra-choice", None, f"choice {choice.get('index')!r} ignored (n > 1)")
+            else:
+                delta = choice.get("delta")
+                if type(delta) is dict:
+                    self._on_delta(delta)
+                reason = choice.get("finish_reason")
+                if reason is not None:
+                    self._on_finish_reason(str(reason))
 
     def on_completion(self, body: Any) -> None:
         """A non-streaming `chat.completion`: its tool calls arrive complete, so they
@@ -79,7 +98,7 @@ class ChatCompletionsDialect(Dialect):
             return
         message = choices[0].get("message")
         message = message if isinstance(message, dict) else {}
-        for key, channel in TEXT_FIELDS:
+        for key, channel in TEXT_CHANNELS.items():
             if isinstance(message.get(key), str):
                 self.state.append_text(channel, message[key])
         for call in message.get("tool_calls") or []:
@@ -92,7 +111,10 @@ class ChatCompletionsDialect(Dialect):
         function = function if isinstance(function, dict) else {}
         lane = self.state.next_free_index()
         slot = self.state.start_call(lane, call.get("id") or None, function.get("name"), self.t)
-        self.state.append_fragment(slot, self._arguments_text(slot, function), 0, self.t)
+        arguments = function.get("arguments")
+        if type(arguments) is not str:
+            arguments = self._arguments_text(slot, arguments)
+        self.state.append_fragment(slot, arguments, 0, self.t)
 
     def on_end(self) -> None:
         if self._complete_response:
@@ -118,29 +140,15 @@ class ChatCompletionsDialect(Dialect):
         self.note("error-event", None, detail)
         self.state.fail(f"error in stream: {detail}")
 
-    def _on_choice(self, choice: Any, body_key: str) -> None:
-        if not isinstance(choice, dict):
-            self.note("unexpected-shape", None, "choice is not an object")
-            return
-        if choice.get("index", 0) != 0:
-            self.note("extra-choice", None, f"choice {choice.get('index')!r} ignored (n > 1)")
-            return
-        delta = choice.get(body_key) or {}
-        if isinstance(delta, dict):
-            self._on_delta(delta)
-        reason = choice.get("finish_reason")
-        if reason is not None:
-            self._on_finish_reason(str(reason))
-
     def _on_delta(self, delta: dict[str, Any]) -> None:
-        for key, channel in TEXT_FIELDS:
-            value = delta.get(key)
-            if isinstance(value, str):
+        for key, value in delta.items():
+            channel = TEXT_CHANNELS.get(key)
+            if channel is not None and type(value) is str:
                 self.state.append_text(channel, value)
         tool_calls = delta.get("tool_calls")
-        if isinstance(tool_calls, list):
+        if type(tool_calls) is list:
             for fragment in tool_calls:
-                if isinstance(fragment, dict):
+                if type(fragment) is dict:
                     self._on_tool_fragment(fragment)
                 else:
                     self.note("unexpected-shape", None, "tool_calls item is not an object")
@@ -161,26 +169,38 @@ class ChatCompletionsDialect(Dialect):
     # -- tool-call fragments --------------------------------------------------
     def _on_tool_fragment(self, fragment: dict[str, Any]) -> None:
         function = fragment.get("function")
-        function = function if isinstance(function, dict) else {}
+        if type(function) is not dict:
+            function = {}
         call_id = fragment.get("id") or None
         name = function.get("name") or None
         index = fragment.get("index")
-        if isinstance(index, int) and not isinstance(index, bool):
-            slot = self._slot_by_index(index, call_id, name)
+        if type(index) is int:
+            lane = self._lane_of_index.get(index)
+            if lane is not None and call_id is None:  # the usual continuation fragment
+                slot = self.state.calls[lane]
+            else:
+                slot = self._slot_by_index(index, call_id, name)
         else:
             slot = self._slot_without_index(call_id, name, index)
-        is_new = slot.index not in self._lanes_seen
+        if call_id or name:
+            is_new = slot.index not in self._lanes_seen
+            self._check_identity(slot, call_id, name, is_new)
         self._lanes_seen.add(slot.index)
         self._latest = slot
-        self._check_identity(slot, call_id, name, is_new)
-        self.state.append_fragment(slot, self._arguments_text(slot, function), self.event, self.t)
+        arguments = function.get("arguments")
+        if type(arguments) is not str:
+            arguments = self._arguments_text(slot, arguments)
+        self.state.append_fragment(slot, arguments, self.event, self.t)
 
     def _slot_by_index(self, index: int, call_id: str | None, name: str | None) -> CallSlot:
         lane = self._lane_of_index.get(index)
         if lane is None:
-            self._check_gap(index)
             lane = index if index not in self.state.calls else self.state.next_free_index()
-            return self._start(index, lane, call_id, name)
+            gap = self._gap_before(index)
+            slot = self._start(index, lane, call_id, name)
+            if gap:
+                self.note("index-gap", lane, gap)
+            return slot
         slot = self.state.calls[lane]
         if call_id and slot.call_id and call_id != slot.call_id:
             return self._restart_at_index(index, slot, call_id, name)
@@ -190,16 +210,17 @@ class ChatCompletionsDialect(Dialect):
         self, index: int, previous: CallSlot, call_id: str, name: str | None
     ) -> CallSlot:
         lane = self.state.next_free_index()
-        unfinished = previous.length > 0 and not previous.completion.complete
+        unfinished = previous.length > 0 and not previous.holds_complete_json()
         kind = "id-changed" if unfinished else "index-reused"
         how = "mid-arguments" if unfinished else "after its call"
+        slot = self._start(index, lane, call_id, name)
         self.note(
             kind,
             lane,
             f"index {index} reused {how} by id {call_id!r} (was {previous.call_id!r}); "
             f"new call in lane {lane}",
         )
-        return self._start(index, lane, call_id, name)
+        return slot
 
     def _slot_without_index(self, call_id: str | None, name: str | None, index: Any) -> CallSlot:
         shown = "no index" if index is None else f"index {index!r} is not an integer"
@@ -214,21 +235,21 @@ class ChatCompletionsDialect(Dialect):
             )
             return self._latest
         lane = self.state.next_free_index()
+        slot = self.state.start_call(lane, call_id, name, self.t)
         self.note("index-missing", lane, f"{shown}; new call in lane {lane}")
-        return self.state.start_call(lane, call_id, name, self.t)
+        return slot
 
     def _start(self, index: int, lane: int, call_id: str | None, name: str | None) -> CallSlot:
         self._lane_of_index[index] = lane
         self._highest_index = max(self._highest_index, index)
         return self.state.start_call(lane, call_id, name, self.t)
 
-    def _check_gap(self, index: int) -> None:
+    def _gap_before(self, index: int) -> str | None:
         if index <= self._highest_index + 1:
-            return
+            return None
         if self._highest_index < 0:
-            self.note("index-gap", index, f"index {index} as the first index")
-        else:
-            self.note("index-gap", index, f"index {index} after index {self._highest_index}")
+            return f"index {index} as the first index"
+        return f"index {index} after index {self._highest_index}"
 
     def _check_identity(
         self, slot: CallSlot, call_id: str | None, name: str | None, is_new: bool
@@ -255,10 +276,9 @@ class ChatCompletionsDialect(Dialect):
                 "name-changed", slot.index, f"name {name!r} ignored; kept the first, {slot.name!r}"
             )
 
-    def _arguments_text(self, slot: CallSlot, function: dict[str, Any]) -> str:
-        arguments = function.get("arguments")
-        if arguments is None or isinstance(arguments, str):
-            return arguments or ""
+    def _arguments_text(self, slot: CallSlot, arguments: Any) -> str:
+        if arguments is None:
+            return ""
         self.note(
             "arguments-object",
             slot.index,

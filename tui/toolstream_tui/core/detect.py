@@ -68,6 +68,10 @@ class DetectingDialect(Dialect):
         self.chosen: Dialect | None = None
         self._held: list[tuple[SSEEvent, float]] = []
 
+    @property
+    def current(self) -> Dialect:
+        return self.chosen or self
+
     def on_event(self, event: SSEEvent, t: float) -> None:
         if self.chosen is not None:
             self.chosen.on_event(event, t)

@@ -8,6 +8,7 @@ from typing import Any
 
 from .sse import SSEEvent
 from .state import StreamState
+from .strict_json import loads
 
 
 def compact_json(value: Any) -> str:
@@ -27,6 +28,11 @@ class Dialect:
         self.state = state
         self.event = 0  # number of the SSE event being handled
         self.t = 0.0
+
+    @property
+    def current(self) -> Dialect:
+        """The dialect doing the work (a detector hands over once it knows)."""
+        return self
 
     def on_event(self, event: SSEEvent, t: float) -> None:
         self.event, self.t = event.number, t
@@ -52,7 +58,7 @@ class Dialect:
     def payload(self, event: SSEEvent) -> dict[str, Any] | None:
         """The event's data as a JSON object, or None (noted) when it is not one."""
         try:
-            value = json.loads(event.data)
+            value = loads(event.data)
         except ValueError:
             self.note("data-not-json", None, f"event {event.number}: {preview(event.data)!r}")
             return None

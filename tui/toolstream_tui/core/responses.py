@@ -30,6 +30,7 @@ class Item:
     item_id: str | None
     slot: CallSlot | None = None
     got_delta: bool = False
+    arguments_done: bool = False
     done: bool = False
     mismatch_noted: bool = False
 
@@ -96,16 +97,18 @@ class OpenAIResponsesDialect(Dialect):
         self._add_item(output_index, as_dict(payload.get("item")))
 
     def _add_item(self, output_index: int, item: dict[str, Any]) -> None:
-        if output_index in self._items:
-            self.note("output-index-reused", output_index, f"output_index {output_index} reused")
+        reused = output_index in self._items
         kind = str(item.get("type"))
         entry = Item(kind, item.get("id"))
+        lane = output_index
         if kind == "function_call":
             lane = output_index if output_index not in self.state.calls else None
             lane = self.state.next_free_index() if lane is None else lane
             entry.slot = self.state.start_call(
                 lane, item.get("call_id"), item.get("name"), self.t, entry.item_id
             )
+        if reused:
+            self.note("output-index-reused", lane, f"output_index {output_index} added again")
         self._items[output_index] = entry
         if entry.item_id:
             self._by_item_id[entry.item_id] = entry
@@ -120,16 +123,18 @@ class OpenAIResponsesDialect(Dialect):
         if found is not None:
             return found
         key = output_index if output_index is not None else max(self._items, default=-1) + 1
-        self.note("delta-without-item", key, f"{what} for item {item_id!r} that was never added")
         self._add_item(key, {"type": "function_call", "id": item_id})
-        return self._items[key]
+        adopted = self._items[key]
+        lane = adopted.slot.index if adopted.slot is not None else key
+        self.note("delta-without-item", lane, f"{what} for item {item_id!r} that was never added")
+        return adopted
 
     def _on_arguments_delta(self, payload: dict[str, Any]) -> None:
         item = self._find(payload, "arguments delta")
         if item.slot is None:
             self.note("delta-type-mismatch", None, f"arguments delta for a {item.kind} item")
             return
-        if item.done:
+        if item.done or item.arguments_done:
             self.note(
                 "delta-after-done", item.slot.index, "arguments delta after the item was done"
             )
@@ -143,6 +148,7 @@ class OpenAIResponsesDialect(Dialect):
     def _on_arguments_done(self, payload: dict[str, Any]) -> None:
         item = self._find(payload, "arguments done")
         self._settle_arguments(item, payload.get("arguments"), "function_call_arguments.done")
+        item.arguments_done = True
 
     def _on_item_done(self, payload: dict[str, Any]) -> None:
         output_index = as_int(payload.get("output_index"))

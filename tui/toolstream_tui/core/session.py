@@ -58,9 +58,10 @@ def _error_message(body: str) -> str:
 
 
 class StreamSession:
-    def __init__(self, source: str, dialect: str | None = None) -> None:
-        """`dialect`: one of `DIALECTS`, or None to detect it from the stream."""
-        self.state = StreamState(source=source, dialect=dialect or "detecting")
+    def __init__(self, source: str, dialect: str | None = None, *, live: bool = True) -> None:
+        """`dialect`: one of `DIALECTS`, or None to detect it from the stream.
+        `live`: emit the per-event detail a display needs (a report needs none)."""
+        self.state = StreamState(source=source, dialect=dialect or "detecting", live=live)
         self.dialect = make_dialect(self.state, dialect)
         self.decoder = SSEDecoder()
         self.mode = "sse"
@@ -120,13 +121,17 @@ class StreamSession:
 
     def _take_sse(self, items: list[Any], t: float) -> None:
         state = self.state
+        live = state.live
+        on_event = self.dialect.current.on_event
         for item in items:
-            if isinstance(item, SSEComment):
-                state.outbox.append(WireComment(item.text, t))
+            if type(item) is SSEComment:
+                if live:
+                    state.outbox.append(WireComment(item.text, t))
                 continue
             state.events = item.number
-            state.outbox.append(WireEvent(item.number, item.event, item.data, item.id, t))
-            self.dialect.on_event(item, t)
+            if live:
+                state.outbox.append(WireEvent(item.number, item.event, item.data, item.id, t))
+            on_event(item, t)
 
     def _settle_body(self, t: float) -> None:
         body = b"".join(self._body).decode("utf-8", errors="replace")

@@ -10,16 +10,14 @@ dispatched but are handed back by `close()` so nothing received is lost.
 
 from __future__ import annotations
 
-import codecs
-import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
-    """One dispatched event. `number` counts dispatched events from 1."""
+class SSEEvent(NamedTuple):
+    """One dispatched event. `number` counts dispatched events from 1. (A named
+    tuple: one is made per event, and these are the cheapest to make.)"""
 
     number: int
     event: str
@@ -28,8 +26,7 @@ class SSEEvent:
     retry: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class SSEComment:
+class SSEComment(NamedTuple):
     """A comment line (`: keep-alive`); kept so the raw log shows it."""
 
     text: str
@@ -39,12 +36,16 @@ SSEItem = SSEEvent | SSEComment
 
 
 class SSEDecoder:
+    """Works on bytes: line ends are normalised to LF (a CR that ends a read ends
+    the line at once; an LF opening the next read is then its CRLF partner), the
+    buffer is cut at blank lines, and each complete event is decoded on its own.
+    Event boundaries are ASCII, so a UTF-8 character can never straddle two
+    events. Cost is linear in the bytes fed, however the stream is cut."""
+
     def __init__(self) -> None:
-        self._text_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._partial_line: list[str] = []
-        self._skip_leading_lf = False
+        self._buffer = bytearray()
+        self._skip_lf = False
         self._at_stream_start = True
-        self._pending_lines: list[str] = []
         self._event_type = ""
         self._data: list[str] = []
         self._last_id: str | None = None
@@ -52,48 +53,71 @@ class SSEDecoder:
         self.dispatched = 0
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
-        return self._feed_text(self._text_decoder.decode(chunk))
-
-    def close(self) -> tuple[list[SSEItem], str]:
-        """End of stream: returns items still decodable and the undispatched tail text."""
-        items = self._feed_text(self._text_decoder.decode(b"", final=True))
-        if self._partial_line:
-            self._pending_lines.append("".join(self._partial_line))
-            self._partial_line = []
-        tail = "\n".join(self._pending_lines)
-        self._pending_lines = []
-        return items, tail
-
-    def _feed_text(self, text: str) -> list[SSEItem]:
-        if not text:
+        chunk = self._normalise(chunk)
+        if not chunk:
             return []
-        if self._at_stream_start:
-            self._at_stream_start = False
-            text = text.removeprefix("\ufeff")
-        if self._skip_leading_lf:
-            self._skip_leading_lf = False
-            text = text.removeprefix("\n")
-        if "\n" not in text and "\r" not in text:
-            self._partial_line.append(text)
+        buffer = self._buffer
+        scan_from = max(len(buffer) - 1, 0)
+        buffer += chunk
+        end = buffer.find(b"\n\n", scan_from)
+        if end < 0:
             return []
-        self._skip_leading_lf = text.endswith("\r")
-        lines = _LINE_BREAK.split(text)
-        lines[0] = "".join(self._partial_line) + lines[0]
-        last = lines.pop()
-        self._partial_line = [last] if last else []
+        end = buffer.rfind(b"\n\n", end)
+        complete = bytes(buffer[:end])
+        del buffer[: end + 2]
         items: list[SSEItem] = []
-        for line in lines:
-            item = self._take_line(line)
-            if item is not None:
-                items.append(item)
+        for block in complete.split(b"\n\n"):
+            if block[:6] == b"data: " and b"\n" not in block:  # the usual event, fast
+                self.dispatched += 1
+                data = block[6:].decode("utf-8", errors="replace")
+                items.append(SSEEvent(self.dispatched, "", data, self._last_id, None))
+            else:
+                self._take_block(block, items)
         return items
 
-    def _take_line(self, line: str) -> SSEItem | None:
+    def close(self) -> tuple[list[SSEItem], str]:
+        """End of stream: comments still pending, and the text of an event that
+        never got its blank line (not dispatched)."""
+        tail = bytes(self._buffer).decode("utf-8", errors="replace")
+        self._buffer.clear()
+        items: list[SSEItem] = []
+        unterminated = []
+        for line in tail.split("\n"):
+            if line.startswith(":"):
+                items.append(SSEComment(line[1:]))
+            elif line:
+                unterminated.append(line)
+        return items, "\n".join(unterminated)
+
+    def _normalise(self, chunk: bytes) -> bytes:
+        if self._skip_lf and chunk:
+            self._skip_lf = False
+            chunk = chunk.removeprefix(b"\n")
+        if self._at_stream_start and chunk:
+            chunk = bytes(self._buffer) + chunk
+            self._buffer.clear()
+            if len(chunk) < 3 and BOM.startswith(chunk):
+                self._buffer += chunk  # a BOM cut short: decide on the next read
+                return b""
+            self._at_stream_start = False
+            chunk = chunk.removeprefix(BOM)
+        if b"\r" not in chunk:
+            return chunk
+        self._skip_lf = chunk.endswith(b"\r")
+        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+    def _take_block(self, block: bytes, items: list[SSEItem]) -> None:
+        for line in block.decode("utf-8", errors="replace").split("\n"):
+            self._take_line(line, items)
+        self._dispatch(items)
+
+    def _take_line(self, line: str, items: list[SSEItem]) -> None:
         if not line:
-            return self._dispatch()
+            self._dispatch(items)
+            return
         if line.startswith(":"):
-            return SSEComment(line[1:])
-        self._pending_lines.append(line)
+            items.append(SSEComment(line[1:]))
+            return
         field, colon, value = line.partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
@@ -105,25 +129,21 @@ class SSEDecoder:
             self._last_id = value
         elif field == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
-        return None
 
-    def _dispatch(self) -> SSEEvent | None:
+    def _dispatch(self, items: list[SSEItem]) -> None:
         """A blank line ends the event; per the spec, one without data lines is not
         dispatched (its fields other than `id` are forgotten)."""
-        self._pending_lines = []
-        if not self._data:
-            self._event_type = ""
-            self._retry = None
-            return None
-        self.dispatched += 1
-        event = SSEEvent(
-            number=self.dispatched,
-            event=self._event_type,
-            data="\n".join(self._data),
-            id=self._last_id,
-            retry=self._retry,
-        )
+        if self._data:
+            self.dispatched += 1
+            items.append(
+                SSEEvent(
+                    self.dispatched,
+                    self._event_type,
+                    "\n".join(self._data),
+                    self._last_id,
+                    self._retry,
+                )
+            )
+            self._data = []
         self._event_type = ""
-        self._data = []
         self._retry = None
-        return event

@@ -9,10 +9,11 @@ strictly, when the finish arrives.
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
-from .completeness import JsonCompletion
 from .events import (
     Anomaly,
     AnomalyRecorded,
@@ -28,8 +29,10 @@ from .events import (
     StreamEvent,
     TextAppended,
 )
+from .strict_json import loads
 
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
+_FIRST_VALUE = json.JSONDecoder()
 INTERRUPTED_CALL_ERROR = "stream failed before the finish; arguments are incomplete"
 
 
@@ -44,7 +47,6 @@ class CallSlot:
     fragment_events: list[int] = field(default_factory=list)
     fragment_times: list[float] = field(default_factory=list)
     length: int = 0
-    completion: JsonCompletion = field(default_factory=JsonCompletion)
     parsed: bool = False
     arguments: Any = None
     error: str | None = None
@@ -57,11 +59,27 @@ class CallSlot:
             self._raw = "".join(self.fragments)
         return self._raw
 
-    def append(self, text: str, event: int, t: float) -> None:
-        self.fragments.append(text)
-        self.fragment_events.append(event)
-        self.fragment_times.append(t)
-        self.length += len(text)
+    def holds_complete_json(self) -> bool:
+        try:
+            loads(self.arguments_raw)
+        except ValueError:
+            return False
+        return True
+
+    def merged_json_fragment(self) -> tuple[int, int] | None:
+        """If the buffer holds a complete JSON value followed by more text (the `}{`
+        of two calls merged into one slot): where the value ends, and the number of
+        the first fragment that carried text past it."""
+        raw = self.arguments_raw
+        start = len(raw) - len(raw.lstrip())
+        try:
+            _, end = _FIRST_VALUE.raw_decode(raw, start)
+        except ValueError:
+            return None
+        if not raw[end:].strip():
+            return None
+        extra = end + len(raw[end:]) - len(raw[end:].lstrip())
+        return end, bisect_right(list(accumulate(map(len, self.fragments))), extra) + 1
 
     def parse(self) -> None:
         raw = self.arguments_raw
@@ -71,11 +89,11 @@ class CallSlot:
             self.arguments = {}
             return
         try:
-            self.arguments = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            self.arguments = loads(raw)
+        except ValueError as exc:
             self.arguments = None
             self.error = f"invalid JSON arguments: {exc}"
-            self.error_position = exc.pos
+            self.error_position = getattr(exc, "pos", None)
 
 
 @dataclass(slots=True)
@@ -97,6 +115,7 @@ class StreamState:
     events: int = 0
     bytes_received: int = 0
     outbox: list[StreamEvent] = field(default_factory=list)
+    live: bool = True  # emit per-event detail (wire, text, fragment events); headless needs none
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------
@@ -104,7 +123,8 @@ class StreamState:
         if not text:
             return
         self.channel_parts(channel).append(text)
-        self.outbox.append(TextAppended(channel, text))
+        if self.live:
+            self.outbox.append(TextAppended(channel, text))
 
     def channel_parts(self, channel: Channel) -> list[str]:
         return {
@@ -148,17 +168,12 @@ class StreamState:
     def append_fragment(self, slot: CallSlot, text: str, event: int, t: float) -> None:
         if not text:
             return
-        offset = slot.length
-        slot.append(text, event, t)
-        self.outbox.append(FragmentAppended(slot.index, len(slot.fragments), text, event, t))
-        if slot.completion.feed(text, offset):
-            self.note(
-                "fragment-after-complete-json",
-                slot.index,
-                f"fragment {len(slot.fragments)} arrived after the arguments already formed "
-                f"complete JSON at char {slot.completion.complete_at} (two calls merged into one?)",
-                event,
-            )
+        slot.fragments.append(text)  # CallSlot.append, inlined: this runs per fragment
+        slot.fragment_events.append(event)
+        slot.fragment_times.append(t)
+        slot.length += len(text)
+        if self.live:
+            self.outbox.append(FragmentAppended(slot.index, len(slot.fragments), text, event, t))
         if slot.parsed:
             slot.parsed = False
             self.note(
@@ -169,12 +184,14 @@ class StreamState:
             )
 
     # -- anomalies ----------------------------------------------------------
-    def note(self, kind: str, index: int | None, detail: str, event: int | None) -> None:
+    def note(
+        self, kind: str, index: int | None, detail: str, event: int | None, count: int = 1
+    ) -> None:
         known = self._anomaly_keys.get((kind, index))
         if known is not None:
-            known.count += 1
+            known.count += count
             return
-        anomaly = Anomaly(kind, index, detail, event)
+        anomaly = Anomaly(kind, index, detail, event, count)
         self._anomaly_keys[(kind, index)] = anomaly
         self.anomalies.append(anomaly)
         self.outbox.append(AnomalyRecorded(anomaly))
@@ -222,7 +239,23 @@ class StreamState:
         else:
             self.status = Status.TRUNCATED
             self._mark_calls_unfinished(TRUNCATED_CALL_ERROR)
+            for slot in self.calls.values():
+                self._check_merged_json(slot)
         self.outbox.append(StreamEnded(self.status, self.finish_reason, self.error, trailing))
+
+    def _check_merged_json(self, slot: CallSlot) -> None:
+        merged = slot.merged_json_fragment()
+        if merged is None:
+            return
+        end, fragment = merged
+        self.note(
+            "fragment-after-complete-json",
+            slot.index,
+            f"fragment {fragment} arrived after the arguments already formed complete JSON "
+            f"(ending at char {end}); two calls merged into one?",
+            slot.fragment_events[fragment - 1],
+            count=len(slot.fragments) - fragment + 1,
+        )
 
     def _mark_calls_unfinished(self, reason: str) -> None:
         for slot in self.calls.values():
@@ -233,6 +266,8 @@ class StreamState:
             slot = self.calls[index]
             if not slot.parsed:
                 slot.parse()
+                if slot.error is not None:
+                    self._check_merged_json(slot)
                 self.outbox.append(
                     CallParsed(index, slot.arguments, slot.error, slot.error_position)
                 )
