@@ -80,7 +80,7 @@ def make_app(server: StubServer, scenario: str, **options: Any) -> ToolstreamApp
     request = HttpRequest(url=server.scenario_url(scenario), method="POST", body=b"{}")
     source = HttpSource(request, clock=frozen_clock)
     source.label = f"stub:{scenario}"
-    app = ToolstreamApp(source, clock=frozen_clock, **options)
+    app = ToolstreamApp(source, clock=frozen_clock, keep_handled=True, **options)
     app.animation_level = "none"
     return app
 

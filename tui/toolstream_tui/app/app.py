@@ -4,7 +4,8 @@ core's events, and hands them to the widgets on a ~30 Hz display tick."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..core.events import (
     CallParsed,
     CallStarted,
     DialectDetected,
+    FinishSeen,
     FragmentAppended,
     ResponseOpened,
     StreamEnded,
@@ -46,6 +48,8 @@ from .widgets.status_bar import StatusBar, StatusFacts
 from .widgets.text_pane import TextPane
 
 TICK_SECONDS = 1 / 30
+TICK_BUDGET = 0.015  # seconds of event handling per tick, so keys stay responsive
+EVENTS_PER_BATCH = 500
 REPORT_NAME = "toolstream-report.json"
 MAX_BODY_LINES = 20
 
@@ -78,6 +82,7 @@ class ToolstreamApp(App[int]):
         clock: Clock = monotonic,
         output_dir: Path | None = None,
         start_paused: bool = False,
+        keep_handled: bool = False,
         theme: str = "textual-dark",
         dialect: str | None = None,
         notice: str | None = None,
@@ -95,7 +100,8 @@ class ToolstreamApp(App[int]):
         self.session = StreamSession(source.label, dialect)
         self.queue = DisplayQueue()
         self.facts = StatusFacts(source=source.label, dialect=self.session.state.dialect)
-        self.handled: list[StreamEvent] = []
+        self.keep_handled = keep_handled
+        self.handled: list[StreamEvent] = []  # every event shown, when keep_handled (tests)
         self.stream_ended = False
         self.settled_event = asyncio.Event()
         self._dirty_lanes: set[CallLane] = set()
@@ -108,6 +114,7 @@ class ToolstreamApp(App[int]):
         self.lanes = LaneColumn(id="lanes")
         self.raw_log = RawLog(id="raw-log")
         self.raw_log.display = False
+        self._handlers = self._make_handlers()
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -165,19 +172,29 @@ class ToolstreamApp(App[int]):
         now = self.clock()
         seconds, self._last_tick = now - self._last_tick, now
         if not self.paused:
-            self.show(self.queue.take_all())
+            self.show_within_budget()
             self.text_pane.reveal(seconds)
         self.refresh_display()
+
+    def show_within_budget(self) -> None:
+        """Apply queued events for at most TICK_BUDGET of work (real time, not the
+        injectable clock: this bounds work, it is never displayed)."""
+        deadline = time.perf_counter() + TICK_BUDGET
+        while self.queue and time.perf_counter() < deadline:
+            self.show(self.queue.take(EVENTS_PER_BATCH))
 
     def show(self, events: list[StreamEvent]) -> None:
         for event in events:
             self.handle(event)
-        self.handled.extend(events)
+        if self.keep_handled:
+            self.handled.extend(events)
 
     def refresh_display(self) -> None:
-        for lane in self._dirty_lanes:
+        """Redraw what changed and can be seen; lanes scrolled out of view wait."""
+        shown = {lane for lane in self._dirty_lanes if lane.is_on_screen}
+        for lane in shown:
             lane.flush()
-        self._dirty_lanes.clear()
+        self._dirty_lanes -= shown
         self.raw_log.flush()
         if not self.stream_ended:
             self.facts.elapsed = self.clock() - self._started
@@ -187,40 +204,55 @@ class ToolstreamApp(App[int]):
             self.settled_event.set()
 
     def handle(self, event: StreamEvent) -> None:
-        match event:
-            case WireEvent():
-                self.raw_log.add_event(event)
-                self.facts.events = event.number
-                if self.facts.first_event is None:
-                    self.facts.first_event = event.t
-            case WireComment():
-                self.raw_log.add_comment(event)
-            case TextAppended():
-                self.text_pane.receive(event.channel, event.text)
-            case CallStarted():
-                self.lanes.add_lane(CallLane(event))
-            case CallIdentified():
-                self.lanes.lanes[event.index].identify(event.call_id, event.name)
-            case FragmentAppended():
-                lane = self.lanes.lanes[event.index]
-                lane.append_fragment(event.text, event.number, event.t)
-                self._dirty_lanes.add(lane)
-            case CallParsed():
-                lane = self.lanes.lanes[event.index]
-                lane.flush()
-                lane.show_parsed(event.arguments, event.error, event.error_position)
-            case AnomalyRecorded():
-                self.facts.anomalies += 1
-                index = event.anomaly.index
-                lane = self.lanes.lanes.get(index) if index is not None else None
-                if lane is not None:
-                    lane.add_anomaly(event.anomaly)
-            case ResponseOpened():
-                self.facts.state = "streaming"
-            case DialectDetected():
-                self.facts.dialect = event.name
-            case StreamEnded():
-                self._on_ended(event)
+        self._handlers[type(event)](event)  # type: ignore[operator]
+
+    def _make_handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {
+            WireEvent: self._on_wire_event,
+            WireComment: self.raw_log.add,
+            TextAppended: lambda event: self.text_pane.receive(event.channel, event.text),
+            CallStarted: lambda event: self.lanes.add_lane(CallLane(event)),
+            CallIdentified: self._on_call_identified,
+            FragmentAppended: self._on_fragment,
+            CallParsed: self._on_call_parsed,
+            AnomalyRecorded: self._on_anomaly,
+            ResponseOpened: self._on_response_opened,
+            DialectDetected: self._on_dialect,
+            FinishSeen: lambda event: None,
+            StreamEnded: self._on_ended,
+        }
+
+    def _on_wire_event(self, event: WireEvent) -> None:
+        self.raw_log.add(event)
+        self.facts.events = event.number
+        if self.facts.first_event is None:
+            self.facts.first_event = event.t
+
+    def _on_fragment(self, event: FragmentAppended) -> None:
+        lane = self.lanes.lanes[event.lane]
+        lane.append_fragment(event.text, event.number, event.t)
+        self._dirty_lanes.add(lane)
+
+    def _on_call_identified(self, event: CallIdentified) -> None:
+        self.lanes.lanes[event.index].identify(event.call_id, event.name)
+
+    def _on_call_parsed(self, event: CallParsed) -> None:
+        lane = self.lanes.lanes[event.index]
+        lane.flush()
+        lane.show_parsed(event.arguments, event.error, event.error_position)
+
+    def _on_anomaly(self, event: AnomalyRecorded) -> None:
+        self.facts.anomalies += 1
+        index = event.anomaly.index
+        lane = self.lanes.lanes.get(index) if index is not None else None
+        if lane is not None:
+            lane.add_anomaly(event.anomaly)
+
+    def _on_response_opened(self, event: ResponseOpened) -> None:
+        self.facts.state = "streaming"
+
+    def _on_dialect(self, event: DialectDetected) -> None:
+        self.facts.dialect = event.name
 
     def _on_ended(self, event: StreamEnded) -> None:
         self.stream_ended = True

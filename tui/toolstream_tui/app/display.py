@@ -1,6 +1,7 @@
 """What the screen has not shown yet. The stream runs ahead at network speed;
-the display takes everything on each tick, or, while paused, one wire event
-(with all it caused) per step."""
+the display takes what it can show within a time budget on each tick (so keys
+are still handled while a fast stream floods in), or, while paused, one wire
+event (with all it caused) per step."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ class DisplayQueue:
     def __len__(self) -> int:
         return len(self._events)
 
-    def take_all(self) -> list[StreamEvent]:
-        events = list(self._events)
-        self._events.clear()
-        return events
+    def take(self, count: int) -> list[StreamEvent]:
+        events = self._events
+        if count >= len(events):
+            taken = list(events)
+            events.clear()
+            return taken
+        return [events.popleft() for _ in range(count)]
 
     def take_step(self) -> list[StreamEvent]:
         """Up to and including the next wire event, plus everything it caused."""

@@ -39,6 +39,9 @@ class WrappedLines:
         self._column = 0
 
     def append(self, text: str, tag: int) -> None:
+        if self._column + len(text) <= self.width and text.isascii() and "\n" not in text:
+            self._add(text, tag, len(text))  # fits the current line: the usual fragment
+            return
         first = True
         for piece in text.split("\n"):
             if not first:

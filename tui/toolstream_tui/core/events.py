@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Channel(StrEnum):
@@ -45,21 +45,22 @@ class Anomaly:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResponseOpened:
     status: int
     content_type: str
     mode: str  # "sse", "json" or "body" (a response that is not a stream)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DialectDetected:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class WireEvent:
-    """One SSE event exactly as it arrived, for the raw log."""
+class WireEvent(NamedTuple):
+    """One SSE event exactly as it arrived, for the raw log. (The events made once
+    per SSE event are named tuples: cheapest to make, and of atoms only, so the
+    garbage collector stops tracking them while they wait in a display queue.)"""
 
     number: int
     event: str
@@ -68,19 +69,17 @@ class WireEvent:
     t: float
 
 
-@dataclass(frozen=True, slots=True)
-class WireComment:
+class WireComment(NamedTuple):
     text: str
     t: float
 
 
-@dataclass(frozen=True, slots=True)
-class TextAppended:
+class TextAppended(NamedTuple):
     channel: Channel
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallStarted:
     index: int
     call_id: str | None
@@ -89,7 +88,7 @@ class CallStarted:
     item_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallIdentified:
     """An id or name arrived after the call's first fragment."""
 
@@ -98,16 +97,15 @@ class CallIdentified:
     name: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class FragmentAppended:
-    index: int
+class FragmentAppended(NamedTuple):
+    lane: int
     number: int  # 1-based fragment number within the call
     text: str
     event: int
     t: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallParsed:
     """The call's complete arguments were parsed (or failed to) at the finish."""
 
@@ -117,12 +115,12 @@ class CallParsed:
     error_position: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AnomalyRecorded:
     anomaly: Anomaly
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FinishSeen:
     """A finish trigger arrived; every call is parsed right after this event."""
 
@@ -130,7 +128,7 @@ class FinishSeen:
     trigger: str  # "finish_reason", "[DONE]" or "end of stream"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StreamEnded:
     status: Status
     finish_reason: str | None

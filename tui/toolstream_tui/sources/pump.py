@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 
 from ..core import StreamSession
@@ -23,6 +24,7 @@ async def pump(items: AsyncIterator[SourceItem], session: StreamSession, sink: E
         elif isinstance(item, BodyChunk):
             last_t = item.t
             sink(session.feed(item.data, item.t))
+            await asyncio.sleep(0)  # a fast source must not starve the event loop
         elif isinstance(item, TransportError):
             if opened:
                 sink(session.interrupt(item.message, item.t))

@@ -33,6 +33,9 @@ class ArgumentBuffer(WrappedView):
     ArgumentBuffer > .argument-buffer--mark { background: $error; color: $text; text-style: bold; }
     """
 
+    def shown(self, text: str) -> str:
+        return inert(text)
+
     def tag_style(self, tag: int) -> Style:
         parity = "odd" if tag % 2 else "even"
         return self.get_component_rich_style(f"argument-buffer--{parity}")
@@ -108,7 +111,7 @@ class CallLane(Vertical, can_focus=True):
         self._refresh_titles()
 
     def append_fragment(self, text: str, number: int, t: float) -> None:
-        self.buffer.append(inert(text), number)
+        self.buffer.append(text, number)
         self.fragments += 1
         self.chars += len(text)
         self.latest = t

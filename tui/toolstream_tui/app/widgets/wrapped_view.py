@@ -54,10 +54,15 @@ class WrappedView(ScrollView, can_focus=False):
 
     def _catch_up(self) -> None:
         """Cut the runs appended since the last call into lines."""
-        wrapped = self._wrapped
+        wrapped, shown = self._wrapped, self.shown
         for text, tag in self.runs[self._wrapped_runs :]:
-            wrapped.append(text, tag)
+            wrapped.append(shown(text), tag)
         self._wrapped_runs = len(self.runs)
+
+    def shown(self, text: str) -> str:
+        """How appended text is drawn; must keep its length (offsets stay valid).
+        Applied when the text is first wrapped, so hidden views pay nothing."""
+        return text
 
     def set_mark(self, offset: int | None) -> None:
         """Highlight the character at `offset` (a parse-error position)."""
@@ -80,7 +85,12 @@ class WrappedView(ScrollView, can_focus=False):
         self._changed = False
         self._catch_up()
         following = self.is_vertical_scroll_end
-        self.virtual_size = Size(self._wrapped.width, len(self._wrapped.lines))
+        size = Size(self._wrapped.width, len(self._wrapped.lines))
+        # Growing content changes nothing outside this widget, so skip the screen
+        # layout that assigning `virtual_size` asks for (a reflow of every lane,
+        # every tick); update the scrollbars the way Textual does on a resize.
+        self.set_reactive(WrappedView.virtual_size, size)
+        self._scroll_update(size)
         self.refresh()
         if following:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
