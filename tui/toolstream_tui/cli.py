@@ -11,19 +11,17 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-from toolstream_stubs import ScenarioNotFound, list_scenarios, load_scenario
+from typing import TYPE_CHECKING
 
 from .core import StreamSession, exit_code
 from .core.detect import DIALECTS
 from .core.events import Status
 from .core.report import report_json
 from .sources import Source, pump
-from .sources.http import HttpRequest, HttpSource
 from .sources.recording import source_items
-from .sources.replay import ReplaySource
-from .sources.secrets import MissingKey, auth_headers
-from .sources.stub import StubSource
+
+if TYPE_CHECKING:
+    from .sources.http import HttpRequest
 
 PROG = "toolstream-tui"
 EXIT_USAGE = 2
@@ -104,6 +102,9 @@ def read_body(data: str | None) -> bytes | None:
 
 
 def http_request(args: argparse.Namespace) -> HttpRequest:
+    from .sources.http import HttpRequest
+    from .sources.secrets import MissingKey, auth_headers
+
     headers = parse_headers(args.header)
     given = {name.lower() for name in headers}
     if not given & {"authorization", "x-api-key"}:
@@ -134,10 +135,25 @@ def stream_flag_warning(body: bytes | None) -> str | None:
 
 
 def build_source(args: argparse.Namespace) -> Source:
+    """The source the arguments name. Each kind is imported only when used, so a
+    headless replay starts without httpx or the stub server."""
     if args.url:
-        return HttpSource(http_request(args))
+        from .sources.http import HttpSource
+
+        request = http_request(args)
+        warning = stream_flag_warning(request.body)
+        if warning:
+            print(f"{PROG}: note: {warning}", file=sys.stderr)
+            args.notice = warning
+        return HttpSource(request)
     if args.replay:
+        from .sources.replay import ReplaySource
+
         return ReplaySource(args.replay, speed=args.speed)
+    from toolstream_stubs import ScenarioNotFound, list_scenarios, load_scenario
+
+    from .sources.stub import StubSource
+
     scenario = args.scenario or "demo"
     try:
         load_scenario(scenario)
@@ -180,6 +196,8 @@ def run_headless(source: Source, record: Path | None, dialect: str | None) -> in
 
 
 def print_scenarios() -> None:
+    from toolstream_stubs import list_scenarios
+
     infos = list_scenarios()
     width = max(len(info.name) for info in infos)
     for info in infos:
@@ -188,21 +206,17 @@ def print_scenarios() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.notice = None
     if args.list_scenarios:
         print_scenarios()
         return 0
     try:
         source = build_source(args)
-        warning = (
-            stream_flag_warning(source.request.body) if isinstance(source, HttpSource) else None
-        )
-        if warning:
-            print(f"{PROG}: note: {warning}", file=sys.stderr)
         if args.headless:
             return run_headless(source, args.record, args.dialect)
         from .app import run_app  # Textual loads only for the UI
 
-        return run_app(source, args.record, args.typing_cps, args.dialect, warning)
+        return run_app(source, args.record, args.typing_cps, args.dialect, args.notice)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from functools import cache
 
 HIDDEN_MARK = "¤"
 
@@ -25,22 +26,26 @@ def _build_table(keep: str) -> dict[int, str]:
     return table
 
 
-_INERT = _build_table(keep="")
-_ESCAPE_INVISIBLE = {code: f"\\u{code:04x}" for code in _INERT if code >= 0x7F}
-_INERT_KEEP_LINES = _build_table(keep="\n\t")
+@cache
+def _tables() -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
+    """Built on first use (scanning the BMP takes a few ms a headless run needn't pay)."""
+    inert_table = _build_table(keep="")
+    keep_lines = _build_table(keep="\n\t")
+    escapes = {code: f"\\u{code:04x}" for code in inert_table if code >= 0x7F}
+    return inert_table, keep_lines, escapes
 
 
 def inert(text: str) -> str:
     """One line: every control character shown as its picture (␛, ␊, …)."""
-    return text.translate(_INERT)
+    return text.translate(_tables()[0])
 
 
 def inert_text(text: str) -> str:
     """Running text: newlines and tabs kept, every other control made visible."""
-    return text.translate(_INERT_KEEP_LINES)
+    return text.translate(_tables()[1])
 
 
 def escaped(text: str) -> str:
     """Exact and unambiguous, for the fragment inspector: the text as a JSON string
     literal, with the invisible characters JSON leaves alone escaped too."""
-    return json.dumps(text, ensure_ascii=False).translate(_ESCAPE_INVISIBLE)
+    return json.dumps(text, ensure_ascii=False).translate(_tables()[2])
