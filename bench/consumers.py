@@ -176,8 +176,10 @@ class KeyPress:
 async def app_settle_seconds(path: Path, timeout: float = 600.0) -> float:
     """Start the app on a replay at speed 0; seconds until everything is on screen."""
     from toolstream_tui.app import ToolstreamApp
+    from toolstream_tui.app.app import tune_garbage_collector
     from toolstream_tui.sources.replay import ReplaySource
 
+    tune_garbage_collector()  # as run_app does
     app = ToolstreamApp(ReplaySource(path, speed=0))
     start = time.perf_counter()
     async with app.run_test(size=APP_SIZE):
@@ -199,8 +201,10 @@ async def key_latencies(
     """While the app streams `path` at speed 0, press `l` (raw log) every `gap`
     seconds until the stream is on screen, then once more; time each toggle."""
     from toolstream_tui.app import ToolstreamApp
+    from toolstream_tui.app.app import tune_garbage_collector
     from toolstream_tui.sources.replay import ReplaySource
 
+    tune_garbage_collector()  # as run_app does
     app = ToolstreamApp(ReplaySource(path, speed=0))
     start = time.perf_counter()
     presses: list[KeyPress] = []

@@ -4,6 +4,7 @@ core's events, and hands them to the widgets on a ~30 Hz display tick."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -379,6 +380,15 @@ def lane_error(session: StreamSession, index: int) -> str | None:
     return slot.error if slot is not None else None
 
 
+def tune_garbage_collector() -> None:
+    """A fast stream allocates a few small objects per event and keeps almost none
+    of them in cycles; collecting every 700 allocations, and walking Textual's whole
+    widget tree each time, cost about a quarter of the app's time on a 1 MB stream.
+    Collect less often, and leave the objects alive at start-up out of it."""
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 1000)
+
+
 def run_app(
     source: Source,
     record: Path | None,
@@ -386,6 +396,7 @@ def run_app(
     dialect: str | None = None,
     notice: str | None = None,
 ) -> int:
+    tune_garbage_collector()
     app = ToolstreamApp(
         source, record=record, typing_cps=typing_cps, dialect=dialect, notice=notice
     )

@@ -1,18 +1,47 @@
-"""Every SSE event as received, numbered, with its arrival time."""
+"""Every SSE event as received: one line each, numbered, with its arrival time.
+
+Lines are formatted only when they scroll into view, so the log costs nothing
+while hidden and opening it on 200k events costs what the screen shows. Data
+spanning several `data:` lines shows its line breaks as ␊; long lines scroll
+sideways.
+"""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from ...core.events import WireComment, WireEvent
 from ...core.visible import inert
-from .wrapped_view import WrappedView
+from .wrapped_view import grow
 
-NUMBER_TAG, DATA_TAG, COMMENT_TAG = 0, 1, 2
+PREFIX_WIDTH = 17  # "#12345  1234.567s "
 
 
-class RawLog(WrappedView):
+class Unterminated(NamedTuple):
+    text: str
+
+
+LogItem = WireEvent | WireComment | Unterminated
+
+
+def line_parts(item: LogItem) -> tuple[str, str, str]:
+    """The line for one item: its prefix, its text, and the style name of the text."""
+    if isinstance(item, WireEvent):
+        fields = f"event: {inert(item.event)} " if item.event else ""
+        return f"#{item.number:<6} {item.t:8.3f}s ", f"{fields}data: {inert(item.data)}", "data"
+    if isinstance(item, WireComment):
+        return f"{'':7} {item.t:8.3f}s ", f":{inert(item.text)}", "comment"
+    return f"{'unterminated':<17}", inert(item.text), "comment"
+
+
+class RawLog(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"raw-log--number", "raw-log--data", "raw-log--comment"}
     DEFAULT_CSS = """
     RawLog { height: 12; border: round $secondary; background: $surface; }
@@ -20,42 +49,52 @@ class RawLog(WrappedView):
     RawLog > .raw-log--data { color: $text; }
     RawLog > .raw-log--comment { color: $text-muted; text-style: italic; }
     """
-    _NAMES = ("number", "data", "comment")
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = Text("raw events")
-        self._unformatted: list[WireEvent | WireComment] = []
-
-    def tag_style(self, tag: int) -> Style:
-        return self.get_component_rich_style(f"raw-log--{self._NAMES[tag]}")
+        self.items: list[LogItem] = []
+        self._widest = 0
+        self._changed = False
 
     def add(self, item: WireEvent | WireComment) -> None:
-        """Kept as is; formatted only when the log is shown (it is hidden by default
-        and a fast stream sends hundreds of thousands of events)."""
-        self._unformatted.append(item)
+        self.items.append(item)
+        size = len(item.data) + len(item.event) if isinstance(item, WireEvent) else len(item.text)
+        self._widest = max(self._widest, PREFIX_WIDTH + 14 + size)
+        self._changed = True
+
+    def add_trailing(self, text: str) -> None:
+        self.items.append(Unterminated(text))
+        self._widest = max(self._widest, PREFIX_WIDTH + len(text))
         self._changed = True
 
     def clear(self) -> None:
-        self._unformatted = []
-        super().clear()
+        self.items = []
+        self._widest = 0
+        self._changed = True
+        self.flush()
 
-    def _catch_up(self) -> None:
-        self._format_pending()
-        super()._catch_up()
+    def flush(self) -> None:
+        if self._changed and self.display:
+            self._changed = False
+            grow(self, Size(self._widest, len(self.items)))
 
-    def _format_pending(self) -> None:
-        for item in self._unformatted:
-            if isinstance(item, WireEvent):
-                fields = f"event: {inert(item.event)} " if item.event else ""
-                self.runs.append((f"#{item.number:<5} {item.t:8.3f}s ", NUMBER_TAG))
-                self.runs.append((f"{fields}data: {inert(item.data)}\n", DATA_TAG))
-            else:
-                self.runs.append((f"{'':6} {item.t:8.3f}s ", NUMBER_TAG))
-                self.runs.append((f":{inert(item.text)}\n", COMMENT_TAG))
-        self._unformatted = []
+    def plain_lines(self) -> list[str]:
+        return ["".join(line_parts(item)[:2]) for item in self.items]
 
-    def add_trailing(self, trailing: str) -> None:
-        self._format_pending()
-        self.append(f"{'unterminated':<16}", NUMBER_TAG)
-        self.append(f"{inert(trailing)}\n", COMMENT_TAG)
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        number = scroll_y + y
+        base = self.rich_style
+        width = self.size.width
+        if number >= len(self.items):
+            return Strip.blank(width, base)
+        prefix, text, kind = line_parts(self.items[number])
+        segments = [
+            Segment(prefix, base + self._style("number")),
+            Segment(text, base + self._style(kind)),
+        ]
+        return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"raw-log--{name}")

@@ -84,16 +84,7 @@ class WrappedView(ScrollView, can_focus=False):
             return
         self._changed = False
         self._catch_up()
-        following = self.is_vertical_scroll_end
-        size = Size(self._wrapped.width, len(self._wrapped.lines))
-        # Growing content changes nothing outside this widget, so skip the screen
-        # layout that assigning `virtual_size` asks for (a reflow of every lane,
-        # every tick); update the scrollbars the way Textual does on a resize.
-        self.set_reactive(WrappedView.virtual_size, size)
-        self._scroll_update(size)
-        self.refresh()
-        if following:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        grow(self, Size(self._wrapped.width, len(self._wrapped.lines)))
 
     # -- layout -------------------------------------------------------------
     def on_resize(self) -> None:
@@ -141,6 +132,19 @@ class WrappedView(ScrollView, can_focus=False):
 
     def _style_for(self, tag: int) -> Style:
         return self.mark_style() if tag == MARK_TAG else self.tag_style(tag)
+
+
+def grow(view: ScrollView, size: Size) -> None:
+    """Give a scroll view a new content size, following the end if it was there.
+    Growing content changes nothing outside the view, so this skips the screen
+    layout that assigning `virtual_size` asks for (with 64 lanes, a reflow of
+    every lane on every tick) and updates the scrollbars as Textual does on resize."""
+    following = view.is_vertical_scroll_end
+    view.set_reactive(ScrollView.virtual_size, size)
+    view._scroll_update(size)
+    view.refresh()
+    if following:
+        view.scroll_end(animate=False, immediate=True, x_axis=False)
 
 
 MARK_TAG = -1
