@@ -33,10 +33,10 @@ DESCRIPTION = "Time toolstream-tui against JSON floors and the openai SDK on gen
 BENCH = Path(__file__).resolve().parent
 DEFAULT_JSON = BENCH / "results.json"
 SDK_STREAMS = ("big-args-100k",)
-APP_STREAMS = ("big-args-1m", "parallel-64")
+APP_STREAMS = ("big-args-100k", "big-args-1m", "parallel-64")
 KEY_STREAM = "chatty"
 GROWTH = ("big-args-1m", "big-args-100k")
-GROWTH_CONSUMERS = ("core", "floor-json", "process-headless")
+GROWTH_CONSUMERS = ("core", "floor-json", "process-headless", "app")
 RSS_STREAM = "big-args-1m"
 T = TypeVar("T")
 
