@@ -294,3 +294,17 @@ async def test_every_binding_is_in_the_command_palette(app_stub: StubServer) -> 
     assert "Quit" in titles
     for binding in ToolstreamApp.BINDINGS:
         assert binding.description in titles or binding.action == "quit"
+
+
+async def test_only_lanes_in_view_are_redrawn(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "many-parallel")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_settled(app)
+        lanes = app.lanes.ordered()
+        assert lanes[0] in app.lanes.visible()
+        assert lanes[-1] not in app.lanes.visible()
+        app.lanes.scroll_end(animate=False)
+        await pilot.pause()
+        assert lanes[-1] in app.lanes.visible()
+        assert lanes[0] not in app.lanes.visible()
+        assert len(app.lanes.visible()) < len(lanes)

@@ -192,7 +192,7 @@ class ToolstreamApp(App[int]):
 
     def refresh_display(self) -> None:
         """Redraw what changed and can be seen; lanes scrolled out of view wait."""
-        shown = {lane for lane in self._dirty_lanes if lane.is_on_screen}
+        shown = self._dirty_lanes.intersection(self.lanes.visible())
         for lane in shown:
             lane.flush()
         self._dirty_lanes -= shown

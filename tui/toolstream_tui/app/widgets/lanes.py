@@ -16,6 +16,8 @@ class LaneColumn(VerticalScroll):
     LaneColumn > #no-calls { color: $text-muted; padding: 0 1; }
     LaneColumn.-many > CallLane { height: 9; }
     """
+    MANY = 3  # more lanes than this get a fixed height and scroll
+    MANY_HEIGHT = 9  # keep in step with the CSS above
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -32,7 +34,17 @@ class LaneColumn(VerticalScroll):
         later = [index for index in self.lanes if index > lane.index]
         before = self.lanes[min(later)] if later else None
         self.mount(lane, before=before)
-        self.set_class(len(self.lanes) > 3, "-many")
+        self.set_class(len(self.lanes) > self.MANY, "-many")
+
+    def visible(self) -> list[CallLane]:
+        """The lanes in view, from the column's own geometry (cheap: it is asked on
+        every display tick, and asking the compositor per lane was not)."""
+        lanes = self.ordered()
+        if len(lanes) <= self.MANY:
+            return lanes
+        first = int(self.scroll_y) // self.MANY_HEIGHT
+        last = (int(self.scroll_y) + self.size.height) // self.MANY_HEIGHT
+        return lanes[first : last + 1]
 
     def clear(self) -> None:
         for lane in self.lanes.values():
