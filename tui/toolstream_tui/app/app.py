@@ -26,7 +26,6 @@ from ..core.events import (
     CallStarted,
     DialectDetected,
     FinishSeen,
-    FragmentAppended,
     ResponseOpened,
     StreamEnded,
     StreamEvent,
@@ -98,14 +97,14 @@ class ToolstreamApp(App[int]):
         self.output_dir = output_dir or Path.cwd()
         self.paused = start_paused
         self.theme = theme
-        self.session = StreamSession(source.label, dialect)
+        self.session = self._new_session()
         self.queue = DisplayQueue()
         self.facts = StatusFacts(source=source.label, dialect=self.session.state.dialect)
         self.keep_handled = keep_handled
         self.handled: list[StreamEvent] = []  # every event shown, when keep_handled (tests)
         self.stream_ended = False
         self.settled_event = asyncio.Event()
-        self._dirty_lanes: set[CallLane] = set()
+        self.shown_event = 0  # the last wire event the display has shown
         self._started = clock()
         self._last_tick = self._started
         # Held, not queried: the display tick runs while a modal screen is on top.
@@ -145,7 +144,8 @@ class ToolstreamApp(App[int]):
 
     # -- the stream -------------------------------------------------------------
     def start_stream(self) -> None:
-        self.session = StreamSession(self.source.label, self.dialect)
+        self.session = self._new_session()
+        self.shown_event = 0
         self.queue = DisplayQueue()
         self.facts = StatusFacts(
             source=self.source.label, dialect=self.session.state.dialect, paused=self.paused
@@ -154,6 +154,10 @@ class ToolstreamApp(App[int]):
         self.settled_event.clear()
         self._started = self._last_tick = self.clock()
         self.run_stream()
+
+    def _new_session(self) -> StreamSession:
+        # Lanes read fragments from the state (Lane.sync), so no event per fragment.
+        return StreamSession(self.source.label, self.dialect, fragment_events=False)
 
     @work(group="stream", exclusive=True, exit_on_error=False)
     async def run_stream(self) -> None:
@@ -192,10 +196,9 @@ class ToolstreamApp(App[int]):
 
     def refresh_display(self) -> None:
         """Redraw what changed and can be seen; lanes scrolled out of view wait."""
-        shown = self._dirty_lanes.intersection(self.lanes.visible())
-        for lane in shown:
-            lane.flush()
-        self._dirty_lanes -= shown
+        calls = self.session.state.calls
+        for lane in self.lanes.visible():
+            lane.sync(calls[lane.index], self.shown_event)
         self.raw_log.flush()
         if not self.stream_ended:
             self.facts.elapsed = self.clock() - self._started
@@ -214,7 +217,6 @@ class ToolstreamApp(App[int]):
             TextAppended: lambda event: self.text_pane.receive(event.channel, event.text),
             CallStarted: lambda event: self.lanes.add_lane(CallLane(event)),
             CallIdentified: self._on_call_identified,
-            FragmentAppended: self._on_fragment,
             CallParsed: self._on_call_parsed,
             AnomalyRecorded: self._on_anomaly,
             ResponseOpened: self._on_response_opened,
@@ -224,22 +226,18 @@ class ToolstreamApp(App[int]):
         }
 
     def _on_wire_event(self, event: WireEvent) -> None:
+        self.shown_event = event.number
         self.raw_log.add(event)
         self.facts.events = event.number
         if self.facts.first_event is None:
             self.facts.first_event = event.t
-
-    def _on_fragment(self, event: FragmentAppended) -> None:
-        lane = self.lanes.lanes[event.lane]
-        lane.append_fragment(event.text, event.number, event.t)
-        self._dirty_lanes.add(lane)
 
     def _on_call_identified(self, event: CallIdentified) -> None:
         self.lanes.lanes[event.index].identify(event.call_id, event.name)
 
     def _on_call_parsed(self, event: CallParsed) -> None:
         lane = self.lanes.lanes[event.index]
-        lane.flush()
+        lane.sync(self.session.state.calls[event.index], self.shown_event)
         lane.show_parsed(event.arguments, event.error, event.error_position)
 
     def _on_anomaly(self, event: AnomalyRecorded) -> None:
@@ -296,7 +294,6 @@ class ToolstreamApp(App[int]):
         self.text_pane.clear()
         self.raw_log.clear()
         self.handled.clear()
-        self._dirty_lanes.clear()
         self.error_banner.remove_class("-shown")
         self.start_stream()
 

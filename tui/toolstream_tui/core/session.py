@@ -58,10 +58,24 @@ def _error_message(body: str) -> str:
 
 
 class StreamSession:
-    def __init__(self, source: str, dialect: str | None = None, *, live: bool = True) -> None:
+    def __init__(
+        self,
+        source: str,
+        dialect: str | None = None,
+        *,
+        live: bool = True,
+        fragment_events: bool = True,
+    ) -> None:
         """`dialect`: one of `DIALECTS`, or None to detect it from the stream.
-        `live`: emit the per-event detail a display needs (a report needs none)."""
-        self.state = StreamState(source=source, dialect=dialect or "detecting", live=live)
+        `live`: emit the per-event detail a display needs (a report needs none).
+        `fragment_events`: one event per fragment; a display that reads fragments
+        from the state up to the last wire event it has shown needs none."""
+        self.state = StreamState(
+            source=source,
+            dialect=dialect or "detecting",
+            live=live,
+            fragment_events=live and fragment_events,
+        )
         self.dialect = make_dialect(self.state, dialect)
         self.decoder = SSEDecoder()
         self.mode = "sse"

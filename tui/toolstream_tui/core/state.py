@@ -115,7 +115,8 @@ class StreamState:
     events: int = 0
     bytes_received: int = 0
     outbox: list[StreamEvent] = field(default_factory=list)
-    live: bool = True  # emit per-event detail (wire, text, fragment events); headless needs none
+    live: bool = True  # emit per-event detail (wire and text events); headless needs none
+    fragment_events: bool = True
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------
@@ -172,7 +173,7 @@ class StreamState:
         slot.fragment_events.append(event)
         slot.fragment_times.append(t)
         slot.length += len(text)
-        if self.live:
+        if self.fragment_events:
             self.outbox.append(FragmentAppended(slot.index, len(slot.fragments), text, event, t))
         if slot.parsed:
             slot.parsed = False

@@ -4,6 +4,7 @@ parse error with its position marked in the buffer."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
 
 from rich.style import Style
@@ -15,6 +16,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ...core.events import Anomaly, CallStarted
+from ...core.state import CallSlot
 from ...core.visible import inert
 from .arguments_tree import ArgumentsTree
 from .wrapped_view import WrappedView
@@ -110,11 +112,21 @@ class CallLane(Vertical, can_focus=True):
         self.call_id, self.name_ = call_id, name
         self._refresh_titles()
 
-    def append_fragment(self, text: str, number: int, t: float) -> None:
-        self.buffer.append(text, number)
-        self.fragments += 1
-        self.chars += len(text)
-        self.latest = t
+    def sync(self, slot: CallSlot, upto_event: int) -> None:
+        """Show the call's fragments that arrived up to wire event `upto_event` (the
+        last one the display has shown), in one step however many there are."""
+        start = self.fragments
+        if start == len(slot.fragments):
+            return
+        end = bisect_right(slot.fragment_events, upto_event, lo=start)
+        if end == start:
+            return
+        fragments = slot.fragments[start:end]
+        self.buffer.extend(list(zip(fragments, range(start + 1, end + 1), strict=True)))
+        self.fragments = end
+        self.chars += sum(map(len, fragments))
+        self.latest = slot.fragment_times[end - 1]
+        self.flush()
 
     def show_parsed(self, arguments: Any, error: str | None, position: int | None) -> None:
         if error is None:

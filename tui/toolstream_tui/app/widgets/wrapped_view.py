@@ -41,6 +41,11 @@ class WrappedView(ScrollView, can_focus=False):
             self.runs.append((text, tag))
             self._changed = True
 
+    def extend(self, runs: list[Run]) -> None:
+        if runs:
+            self.runs.extend(runs)
+            self._changed = True
+
     def clear(self) -> None:
         self.runs = []
         self.mark = None
