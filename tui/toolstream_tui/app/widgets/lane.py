@@ -88,6 +88,7 @@ class CallLane(Vertical, can_focus=True):
         self.anomalies: list[Anomaly] = []
         self.arguments: Any = None
         self.parsed = False
+        self._tree_pending = False
         # Built here, not in compose, so fragments can arrive before the lane mounts.
         self.buffer = ArgumentBuffer(id="raw")
         self.arguments_tree = ArgumentsTree(id="tree")
@@ -114,7 +115,12 @@ class CallLane(Vertical, can_focus=True):
 
     def sync(self, slot: CallSlot, upto_event: int) -> None:
         """Show the call's fragments that arrived up to wire event `upto_event` (the
-        last one the display has shown), in one step however many there are."""
+        last one the display has shown), in one step however many there are; and
+        build the parsed tree if it is due (64 lanes flipping at once build only
+        the trees in view)."""
+        if self._tree_pending:
+            self._tree_pending = False
+            self.arguments_tree.show_value(self.arguments)
         start = self.fragments
         if start == len(slot.fragments):
             return
@@ -134,7 +140,7 @@ class CallLane(Vertical, can_focus=True):
             self.arguments = arguments
             self.state = "parsed"
             self.set_class(True, "-parsed")
-            self.arguments_tree.show_value(arguments)
+            self._tree_pending = True  # built when the lane is next in view (sync)
             self.show_tree = True
         else:
             self.state = "invalid JSON"
