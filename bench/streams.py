@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolstream_stubs.generators import cut_randomly
+
 DEFAULT_SEED = 2024
 MODEL = "gpt-4o-2024-08-06"
 
@@ -133,17 +135,6 @@ def token(rng: random.Random, length: int) -> str:
     return "".join(rng.choice(alphabet) for _ in range(length))
 
 
-def cut(rng: random.Random, text: str, low: int, high: int) -> list[str]:
-    """`text` in consecutive pieces of `low` to `high` characters (code points)."""
-    pieces: list[str] = []
-    position = 0
-    while position < len(text):
-        step = rng.randint(low, high)
-        pieces.append(text[position : position + step])
-        position += step
-    return pieces
-
-
 # -- argument documents ---------------------------------------------------------
 def json_string(rng: random.Random, text: str) -> str:
     """A JSON string, sometimes with every non-ASCII character as a \\u escape."""
@@ -240,7 +231,7 @@ def big_args(name: str, target_bytes: int, seed: int = DEFAULT_SEED) -> Generate
     writer = ChunkWriter(rng)
     call = make_call(rng, 0, target_bytes)
     writer.call_head(0, call.call_id, call.name, first=True)
-    for piece in cut(rng, call.arguments_text, 1, 8):
+    for piece in cut_randomly(rng, call.arguments_text, 1, 8):
         writer.fragment(0, piece)
     writer.finish("tool_calls")
     return GeneratedStream(name, writer.body(), writer.events, [call])
@@ -252,7 +243,7 @@ def parallel(name: str, calls: int, call_bytes: int, seed: int = DEFAULT_SEED) -
     rng = seeded(name, seed)
     writer = ChunkWriter(rng)
     expected = [make_call(rng, index, call_bytes) for index in range(calls)]
-    pending = [deque(cut(rng, call.arguments_text, 1, 8)) for call in expected]
+    pending = [deque(cut_randomly(rng, call.arguments_text, 1, 8)) for call in expected]
     started = 0
     live: list[int] = []  # started calls with fragments left
     while live or started < calls:
@@ -275,7 +266,7 @@ def chatty(name: str, deltas: int, seed: int = DEFAULT_SEED) -> GeneratedStream:
     writer = ChunkWriter(rng)
     writer.chunk({"role": "assistant", "content": "", "refusal": None})
     source = "".join(rng.choice(_TEXT_PIECES) for _ in range(deltas * 2))
-    pieces = cut(rng, source, 1, 4)[:deltas]
+    pieces = cut_randomly(rng, source, 1, 4)[:deltas]
     assert len(pieces) == deltas, "the source text is too short"
     for piece in pieces:
         writer.chunk({"content": piece})
@@ -283,7 +274,7 @@ def chatty(name: str, deltas: int, seed: int = DEFAULT_SEED) -> GeneratedStream:
     text = json.dumps(arguments, ensure_ascii=False)
     call = ExpectedCall(0, "call_" + token(rng, 24), "search_web", text, arguments)
     writer.call_head(0, call.call_id, call.name, first=False)
-    for piece in cut(rng, text, 1, 8):
+    for piece in cut_randomly(rng, text, 1, 8):
         writer.fragment(0, piece)
     writer.finish("tool_calls")
     return GeneratedStream(name, writer.body(), writer.events, [call], "".join(pieces))
