@@ -22,7 +22,9 @@ class StubSource:
         self._clock = clock
 
     async def items(self) -> AsyncIterator[SourceItem]:
-        server = StubServer(self.scenario, speed=self.speed).start()
+        # As fast as possible means no pacing, so no reason to cut the body per event.
+        split = "whole" if self.speed <= 0 else "event"
+        server = StubServer(self.scenario, speed=self.speed, split=split).start()
         try:
             request = HttpRequest(url=server.url, method="POST", body=b"{}", timeout=self.timeout)
             async for item in HttpSource(request, self._clock).items():
