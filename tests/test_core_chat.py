@@ -4,10 +4,10 @@ one dialect rule or anomaly kind per test, on small hand-built streams."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from streaming import Run, run
 
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import (
@@ -64,47 +64,6 @@ def sse(*items: dict[str, Any] | str) -> bytes:
         data = item if isinstance(item, str) else json.dumps(item)
         out.append(f"data: {data}\n\n")
     return "".join(out).encode()
-
-
-@dataclass
-class Run:
-    session: StreamSession
-    events: list[StreamEvent]
-    report: dict[str, Any]
-    code: int
-
-    @property
-    def kinds(self) -> list[str]:
-        return [anomaly["kind"] for anomaly in self.report["anomalies"]]
-
-    def anomaly(self, kind: str) -> dict[str, Any]:
-        found = [a for a in self.report["anomalies"] if a["kind"] == kind]
-        assert len(found) == 1, f"expected one {kind!r}, got {self.report['anomalies']}"
-        return found[0]
-
-    @property
-    def calls(self) -> list[dict[str, Any]]:
-        return self.report["tool_calls"]
-
-    def args(self) -> list[Any]:
-        return [call["arguments"] for call in self.calls]
-
-
-def run(
-    body: bytes,
-    *,
-    status: int = 200,
-    content_type: str = "text/event-stream",
-    pieces: int | None = None,
-) -> Run:
-    """Open, feed the body (whole, or in reads of `pieces` bytes), close."""
-    session = StreamSession("test")
-    events = session.open(status, content_type)
-    step = pieces or max(len(body), 1)
-    for i in range(0, len(body), step):
-        events += session.feed(body[i : i + step], float(i))
-    events += session.close(99.0)
-    return Run(session, events, build_report(session.state), exit_code(session.state))
 
 
 def run_sse(*items: dict[str, Any] | str, pieces: int | None = None) -> Run:

@@ -4,37 +4,18 @@ byte-level writes, come out exactly as sent."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streaming import CHARS, OBJECTS, TEXT, cut, writes
 
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import CallParsed, FinishSeen, StreamEvent
 
 # -- JSON arguments -------------------------------------------------------------
-
-CHARS = st.one_of(
-    st.characters(codec="utf-8"),  # any scalar value; surrogates excluded
-    st.sampled_from('😀🎉é€ß中\u2028\u00a0\x00\x7f"\\/\n\r\t{}[],:'),
-)
-TEXT = st.text(CHARS, max_size=12)
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-    max_leaves=10,
-)
-OBJECTS = st.dictionaries(TEXT, VALUES, max_size=5)
 
 # How a provider serialises arguments: escaped (surrogate pairs for emoji),
 # raw UTF-8, compact, pretty-printed, or sends the empty string.
@@ -54,14 +35,6 @@ def arguments(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     if style == "compact":
         return obj, json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     return obj, json.dumps(obj, ensure_ascii=False, indent=1)
-
-
-@st.composite
-def fragments_of(draw: st.DrawFn, raw: str) -> list[str]:
-    """Cut `raw` anywhere, including empty fragments (repeated cut points)."""
-    cuts = sorted(draw(st.lists(st.integers(0, len(raw)), max_size=8)))
-    bounds = [0, *cuts, len(raw)]
-    return [raw[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 # -- the stream ----------------------------------------------------------------
@@ -112,7 +85,7 @@ def scenarios(draw: st.DrawFn, mode: str = "plain", finish: bool = True) -> Scen
     fragment) or "index0" (every call sent as index 0, calls contiguous)."""
     n = draw(st.integers(1, 6))
     args = [draw(arguments()) for _ in range(n)]
-    wires = [draw(fragments_of(raw)) for _, raw in args]
+    wires = [draw(cut(raw)) for _, raw in args]
     labels = [c for c in range(n) for _ in wires[c]]
     order = labels if mode == "index0" else draw(st.permutations(labels))
     # Calls are numbered by first appearance, so an interleaving never makes an
@@ -173,19 +146,6 @@ def sse_body(draw: st.DrawFn, payloads: list[dict[str, Any] | str]) -> bytes:
             data = json.dumps(payload, ensure_ascii=ascii_only, indent=1 if pretty else None)
         out.append("".join(prefix + line + eol for line in data.split("\n")) + eol)
     return "".join(out).encode()
-
-
-@st.composite
-def writes(draw: st.DrawFn, body: bytes) -> list[bytes]:
-    """Cut the body into reads anywhere, plus optionally between every CR and LF
-    and inside every multi-byte UTF-8 character."""
-    cuts = set(draw(st.lists(st.integers(1, max(len(body) - 1, 1)), max_size=30)))
-    if draw(st.booleans()):
-        cuts |= {i + 1 for i in range(len(body) - 1) if body[i : i + 2] == b"\r\n"}
-    if draw(st.booleans()):
-        cuts |= {i for i in range(1, len(body)) if 0x80 <= body[i] <= 0xBF}
-    bounds = [0, *sorted(c for c in cuts if 0 < c < len(body)), len(body)]
-    return [body[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def play(scenario: Scenario) -> tuple[StreamSession, list[StreamEvent]]:

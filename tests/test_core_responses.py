@@ -4,7 +4,6 @@ kind per focused test on small hand-built streams, then a hypothesis round-trip
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streaming import CHARS, OBJECTS, TEXT, Run, cut, run, serialise, writes
 
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import (
@@ -146,42 +146,6 @@ def sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], event_lines: boo
 
 
 # -- running a stream ----------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    session: StreamSession
-    events: list[StreamEvent]
-    report: dict[str, Any]
-    code: int
-
-    @property
-    def kinds(self) -> list[str]:
-        return [anomaly["kind"] for anomaly in self.report["anomalies"]]
-
-    def anomaly(self, kind: str) -> dict[str, Any]:
-        found = [a for a in self.report["anomalies"] if a["kind"] == kind]
-        assert len(found) == 1, f"expected one {kind!r}, got {self.report['anomalies']}"
-        return found[0]
-
-    @property
-    def calls(self) -> list[dict[str, Any]]:
-        return self.report["tool_calls"]
-
-    def call(self, index: int) -> dict[str, Any]:
-        found = [call for call in self.calls if call["index"] == index]
-        assert len(found) == 1, f"no lane {index} in {self.calls}"
-        return found[0]
-
-
-def run(body: bytes, *, pieces: int | None = None, dialect: str | None = None) -> Run:
-    session = StreamSession("test", dialect=dialect)
-    events = session.open(200, "text/event-stream")
-    step = pieces or max(len(body), 1)
-    for i in range(0, len(body), step):
-        events += session.feed(body[i : i + step], float(i))
-    events += session.close(99.0)
-    return Run(session, events, build_report(session.state), exit_code(session.state))
 
 
 def run_sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], **options: Any) -> Run:
@@ -651,42 +615,6 @@ def test_unknown_response_event_is_ignored_silently() -> None:
 
 # -- hypothesis: any arguments, interleaved fragments, any framing, any writes --------------
 
-CHARS = st.one_of(
-    st.characters(codec="utf-8"),
-    st.sampled_from('😀🎉é€ß中\u2028\u2029\u0085\u00a0\x00\x7f"\\/\n\r\t{}[],:'),
-)
-TEXT = st.text(CHARS, max_size=10)
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
-
-
-def serialise(obj: dict[str, Any], style: str) -> str:
-    if style == "ascii":  # non-BMP characters become surrogate-pair escapes
-        return json.dumps(obj, ensure_ascii=True)
-    if style == "compact":
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    if style == "indent":
-        return json.dumps(obj, ensure_ascii=False, indent=2)
-    return json.dumps(obj, ensure_ascii=False)
-
-
-@st.composite
-def cut(draw: st.DrawFn, raw: str) -> list[str]:
-    points = sorted(draw(st.lists(st.integers(0, len(raw)), max_size=8)))
-    bounds = [0, *points, len(raw)]
-    return [raw[a:b] for a, b in itertools.pairwise(bounds)]
-
 
 @dataclass
 class ExpectedCall:
@@ -796,17 +724,6 @@ def sse_body(draw: st.DrawFn, payloads: list[dict[str, Any]]) -> bytes:
         head = f"event: {payload['type']}{eol}" if named else ""
         out.append(f"{head}{prefix}{json.dumps(payload, ensure_ascii=ascii_only)}{eol}{eol}")
     return "".join(out).encode()
-
-
-@st.composite
-def writes(draw: st.DrawFn, body: bytes) -> list[bytes]:
-    cuts = set(draw(st.lists(st.integers(1, max(len(body) - 1, 1)), max_size=30)))
-    if draw(st.booleans()):
-        cuts |= {i + 1 for i in range(len(body) - 1) if body[i : i + 2] == b"\r\n"}
-    if draw(st.booleans()):
-        cuts |= {i for i in range(1, len(body)) if 0x80 <= body[i] <= 0xBF}
-    bounds = [0, *sorted(c for c in cuts if 0 < c < len(body)), len(body)]
-    return [body[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 @settings(max_examples=150, deadline=None)
