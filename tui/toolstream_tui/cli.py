@@ -17,7 +17,9 @@ from .core import StreamSession, exit_code
 from .core.detect import DIALECTS
 from .core.events import Status
 from .core.report import report_json
-from .sources import Source, pump
+from .core.session import MAX_BYTES, MAX_EVENT_BYTES
+from .core.visible import inert
+from .sources import Limits, Source, pump
 from .sources.recording import source_items
 
 if TYPE_CHECKING:
@@ -74,6 +76,27 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="N",
         help="reveal the text at a steady N characters per second (default: as received)",
+    )
+    limits = parser.add_argument_group("limits")
+    limits.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MAX_BYTES,
+        metavar="N",
+        help=f"stop reading past N bytes, keeping what came (default: {MAX_BYTES})",
+    )
+    limits.add_argument(
+        "--max-event-bytes",
+        type=int,
+        default=MAX_EVENT_BYTES,
+        metavar="N",
+        help=f"stop at an SSE event larger than N bytes (default: {MAX_EVENT_BYTES})",
+    )
+    limits.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="end the stream as truncated after SECONDS without data (default: never)",
     )
     parser.add_argument("--record", metavar="FILE", type=Path, help="record what is received")
     parser.add_argument("--headless", action="store_true", help="print a JSON report, no UI")
@@ -168,7 +191,12 @@ def one_line_summary(session: StreamSession) -> str | None:
     if state.status is Status.ERROR:
         return state.error
     if state.status is Status.TRUNCATED:
-        return f"stream truncated before the finish after {state.events} events"
+        why = next(
+            (a.detail for a in state.anomalies if a.kind in ("limit-reached", "connection-lost")),
+            None,
+        )
+        cause = f": {why}" if why else ""
+        return f"stream truncated before the finish after {state.events} events{cause}"
     failed = [slot for slot in state.calls.values() if slot.error]
     if failed:
         slot = failed[0]
@@ -176,22 +204,27 @@ def one_line_summary(session: StreamSession) -> str | None:
     return None
 
 
-def run_headless(source: Source, record: Path | None, dialect: str | None) -> int:
-    session = StreamSession(source.label, dialect, live=False)
+def limits_of(args: argparse.Namespace) -> Limits:
+    return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout)
+
+
+def run_headless(source: Source, record: Path | None, dialect: str | None, limits: Limits) -> int:
+    session = limits.session(source.label, dialect, live=False)
     try:
         items = source_items(source, record)
-    except OSError as exc:
-        raise UsageError(f"cannot record to {record}: {exc.strerror}") from exc
+    except OSError as exc:  # the watch goes on without the recording
+        print(f"{PROG}: cannot record to {record}: {exc.strerror}; not recording", file=sys.stderr)
+        items = source.items()
     status = None
     try:
-        asyncio.run(pump(items, session, lambda events: None))
+        asyncio.run(pump(items, session, lambda events: None, limits.idle_timeout))
     except KeyboardInterrupt:
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
     sys.stdout.write(report_json(session.state))
     summary = one_line_summary(session)
     if summary:
-        print(f"{PROG}: {summary}", file=sys.stderr)
+        print(f"{PROG}: {inert(summary)}", file=sys.stderr)
     return status or exit_code(session.state)
 
 
@@ -213,10 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = build_source(args)
         if args.headless:
-            return run_headless(source, args.record, args.dialect)
+            return run_headless(source, args.record, args.dialect, limits_of(args))
         from .app import run_app  # Textual loads only for the UI
 
-        return run_app(source, args.record, args.typing_cps, args.dialect, args.notice)
+        return run_app(
+            source, args.record, args.typing_cps, args.dialect, args.notice, limits_of(args)
+        )
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE

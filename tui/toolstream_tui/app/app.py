@@ -35,7 +35,7 @@ from ..core.events import (
 )
 from ..core.report import fragment_rows, report_json
 from ..core.visible import inert_text
-from ..sources import Source, pump
+from ..sources import Limits, Source, pump
 from ..sources.base import Clock, monotonic
 from ..sources.recording import source_items
 from .display import DisplayQueue
@@ -86,8 +86,10 @@ class ToolstreamApp(App[int]):
         theme: str = "textual-dark",
         dialect: str | None = None,
         notice: str | None = None,
+        limits: Limits | None = None,
     ) -> None:
         super().__init__()
+        self.limits = limits or Limits()
         self.source = source
         self.dialect = dialect
         self.notice = notice
@@ -157,7 +159,7 @@ class ToolstreamApp(App[int]):
 
     def _new_session(self) -> StreamSession:
         # Lanes read fragments from the state (Lane.sync), so no event per fragment.
-        return StreamSession(self.source.label, self.dialect, fragment_events=False)
+        return self.limits.session(self.source.label, self.dialect, fragment_events=False)
 
     @work(group="stream", exclusive=True, exit_on_error=False)
     async def run_stream(self) -> None:
@@ -168,7 +170,7 @@ class ToolstreamApp(App[int]):
             self.notify(f"cannot record to {self.record}: {exc.strerror}", severity="error")
             items = self.source.items()
         try:
-            await pump(items, session, self.queue.push)
+            await pump(items, session, self.queue.push, self.limits.idle_timeout)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             self.queue.push(session.fail(f"{type(exc).__name__}: {exc}", 0.0))
 
@@ -392,10 +394,11 @@ def run_app(
     typing_cps: float | None = None,
     dialect: str | None = None,
     notice: str | None = None,
+    limits: Limits | None = None,
 ) -> int:
     tune_garbage_collector()
     app = ToolstreamApp(
-        source, record=record, typing_cps=typing_cps, dialect=dialect, notice=notice
+        source, record=record, typing_cps=typing_cps, dialect=dialect, notice=notice, limits=limits
     )
     app.run()
     return app.return_code or 0

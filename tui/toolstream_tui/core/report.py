@@ -7,7 +7,7 @@ from typing import Any
 
 from .events import Status
 from .state import CallSlot, StreamState
-from .visible import escaped
+from .visible import escaped, json_inert
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -49,8 +49,9 @@ def build_report(state: StreamState) -> dict[str, Any]:
 
 
 def report_json(state: StreamState) -> str:
-    """The report as printed by --headless and written by the app's export."""
-    return json.dumps(build_report(state), ensure_ascii=False, indent=2) + "\n"
+    """The report as printed by --headless and written by the app's export: UTF-8
+    kept readable, but nothing in it can steer or hide from a terminal."""
+    return json_inert(json.dumps(build_report(state), ensure_ascii=False, indent=2)) + "\n"
 
 
 def exit_code(state: StreamState) -> int:

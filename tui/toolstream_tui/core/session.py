@@ -17,6 +17,8 @@ from .sse import SSEComment, SSEDecoder
 from .state import StreamState
 
 SSE_TYPE = "text/event-stream"
+MAX_BYTES = 1 << 30  # a generous default: a whole stream above 1 GiB is cut
+MAX_EVENT_BYTES = 16 << 20  # one SSE event (or line) above 16 MiB is cut
 JSON_TYPE = "application/json"
 MAX_ERROR_BODY = 2000
 
@@ -35,6 +37,10 @@ def _mode_for(status: int, content_type: str) -> str:
 def _looks_like_sse(text: str) -> bool:
     head = text.lstrip("\ufeff\r\n")
     return head.startswith(("data:", "event:", ":", "id:", "retry:"))
+
+
+def _header(headers: dict[str, str], name: str) -> str | None:
+    return next((value for key, value in headers.items() if key.lower() == name), None)
 
 
 def _json_or_none(body: str) -> Any:
@@ -65,11 +71,17 @@ class StreamSession:
         *,
         live: bool = True,
         fragment_events: bool = True,
+        max_bytes: int = MAX_BYTES,
+        max_event_bytes: int = MAX_EVENT_BYTES,
     ) -> None:
         """`dialect`: one of `DIALECTS`, or None to detect it from the stream.
         `live`: emit the per-event detail a display needs (a report needs none).
         `fragment_events`: one event per fragment; a display that reads fragments
-        from the state up to the last wire event it has shown needs none."""
+        from the state up to the last wire event it has shown needs none.
+        `max_bytes`, `max_event_bytes`: past either, the stream ends where it is
+        (truncated unless the finish had come), keeping what arrived."""
+        self.max_bytes = max_bytes
+        self.max_event_bytes = max_event_bytes
         self.state = StreamState(
             source=source,
             dialect=dialect or "detecting",
@@ -82,21 +94,63 @@ class StreamSession:
         self.content_type = ""
         self._body: list[bytes] = []
         self._closed = False
+        self.retry_after: str | None = None
 
-    def open(self, status: int, content_type: str) -> list[StreamEvent]:
+    def open(
+        self, status: int, content_type: str, headers: dict[str, str] | None = None
+    ) -> list[StreamEvent]:
         self.state.http_status = status
+        self.retry_after = _header(headers or {}, "retry-after")
         self.content_type = content_type
         self.mode = _mode_for(status, content_type)
         self.state.outbox.append(ResponseOpened(status, content_type, self.mode))
         return self.state.drain()
 
+    def redirected(self, hops: tuple[str, ...], final_url: str) -> list[StreamEvent]:
+        """The request was redirected (and followed): say where it went."""
+        chain = " -> ".join([*hops, final_url])
+        self.state.note("redirected", None, f"followed {len(hops)} redirect(s): {chain}", None)
+        return self.state.drain()
+
+    @property
+    def ended(self) -> bool:
+        """The stream is over for this session (a source should stop reading)."""
+        return self._closed
+
     def feed(self, chunk: bytes, t: float) -> list[StreamEvent]:
+        if self._closed:
+            return []
+        room = self.max_bytes - self.state.bytes_received
+        over_total = len(chunk) > room
+        chunk = chunk[:room] if over_total else chunk
         self.state.bytes_received += len(chunk)
         if self.mode == "sse":
             self._take_sse(self.decoder.feed(chunk), t)
+            self._note_invalid_utf8()
         else:
             self._body.append(chunk)
+        if over_total:
+            return self._cut(f"the stream passed the size limit of {self.max_bytes} bytes", t)
+        if self.decoder.pending_bytes > self.max_event_bytes:
+            limit = self.max_event_bytes
+            return self._cut(f"one SSE event passed the size limit of {limit} bytes", t)
         return self.state.drain()
+
+    def _cut(self, reason: str, t: float) -> list[StreamEvent]:
+        self.state.note("limit-reached", None, f"{reason}; reading stopped there", None)
+        return self.state.drain() + self.close(t)
+
+    def _note_invalid_utf8(self) -> None:
+        invalid = self.decoder.invalid_utf8
+        if invalid:
+            self.state.note(
+                "invalid-utf8",
+                None,
+                f"event {invalid[0]} is not valid UTF-8; shown with U+FFFD, recorded as received",
+                invalid[0],
+                count=len(invalid),
+            )
+            invalid.clear()
 
     def close(self, t: float) -> list[StreamEvent]:
         """The body ended normally."""
@@ -109,6 +163,7 @@ class StreamSession:
         if self.mode == "sse":
             items, trailing = self.decoder.close()
             self._take_sse(items, t)
+            self._note_invalid_utf8()
             if trailing:
                 self.state.note(
                     "unterminated-event",
@@ -152,7 +207,8 @@ class StreamSession:
         self.state.body = body
         if self.mode == "error":
             status = self.state.http_status
-            self.state.fail(f"HTTP {status}: {_error_message(body)}")
+            retry = f" (Retry-After: {self.retry_after})" if self.retry_after else ""
+            self.state.fail(f"HTTP {status}{retry}: {_error_message(body)}")
             self.dialect.settle(_json_or_none(body))
         elif self.mode == "json":
             self._settle_json(body)

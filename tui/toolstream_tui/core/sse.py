@@ -51,6 +51,7 @@ class SSEDecoder:
         self._last_id: str | None = None
         self._retry: int | None = None
         self.dispatched = 0
+        self.invalid_utf8: list[int] = []  # events whose bytes were not valid UTF-8
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
         chunk = self._normalise(chunk)
@@ -69,16 +70,21 @@ class SSEDecoder:
         for block in complete.split(b"\n\n"):
             if block[:6] == b"data: " and b"\n" not in block:  # the usual event, fast
                 self.dispatched += 1
-                data = block[6:].decode("utf-8", errors="replace")
+                data = self._decode(block[6:], self.dispatched)
                 items.append(SSEEvent(self.dispatched, "", data, self._last_id, None))
             else:
                 self._take_block(block, items)
         return items
 
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of an event still waiting for its blank line."""
+        return len(self._buffer)
+
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: comments still pending, and the text of an event that
         never got its blank line (not dispatched)."""
-        tail = bytes(self._buffer).decode("utf-8", errors="replace")
+        tail = self._decode(bytes(self._buffer), self.dispatched + 1)
         self._buffer.clear()
         items: list[SSEItem] = []
         unterminated = []
@@ -106,8 +112,16 @@ class SSEDecoder:
         self._skip_lf = chunk.endswith(b"\r")
         return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
+    def _decode(self, data: bytes, event: int) -> str:
+        """UTF-8 text; invalid bytes become U+FFFD and the event is remembered."""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.invalid_utf8.append(event)
+            return data.decode("utf-8", errors="replace")
+
     def _take_block(self, block: bytes, items: list[SSEItem]) -> None:
-        for line in block.decode("utf-8", errors="replace").split("\n"):
+        for line in self._decode(block, self.dispatched + 1).split("\n"):
             self._take_line(line, items)
         self._dispatch(items)
 

@@ -45,6 +45,13 @@ def inert_text(text: str) -> str:
     return text.translate(_tables()[1])
 
 
+def json_inert(text: str) -> str:
+    """JSON text that is safe to print: every character a terminal could act on or
+    hide behind (DEL, C1 controls such as the one-byte CSI, bidi overrides,
+    zero-width characters) as a \\u escape. The JSON still decodes to the same values."""
+    return text.translate(_tables()[2])
+
+
 def escaped(text: str) -> str:
     """Exact and unambiguous, for the fragment inspector: the text as a JSON string
     literal, with the invisible characters JSON leaves alone escaped too."""

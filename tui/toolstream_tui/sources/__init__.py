@@ -1,11 +1,12 @@
 """Where bytes come from: HTTP, a replayed recording, or the embedded stub."""
 
 from .base import BodyChunk, Clock, ResponseHead, Source, SourceItem, TransportError
-from .pump import pump
+from .pump import Limits, pump
 
 __all__ = [
     "BodyChunk",
     "Clock",
+    "Limits",
     "ResponseHead",
     "Source",
     "SourceItem",

@@ -30,6 +30,7 @@ class ResponseHead:
     reason: str = ""
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    redirects: tuple[str, ...] = ()  # the URLs that answered with a redirect, in order
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,8 +109,9 @@ class HttpSource:
                     status=response.status_code,
                     content_type=response.headers.get("content-type", ""),
                     reason=response.reason_phrase,
-                    url=str(response.url),
+                    url=self.redactor.url(str(response.url)),
                     headers=dict(response.headers),
+                    redirects=tuple(self.redactor.url(str(hop.url)) for hop in response.history),
                 )
                 async for chunk in response.aiter_bytes():
                     yield BodyChunk(chunk, elapsed())

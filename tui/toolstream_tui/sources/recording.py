@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -56,9 +57,10 @@ async def recorded(
     items: AsyncIterator[SourceItem], recorder: Recorder
 ) -> AsyncIterator[SourceItem]:
     try:
-        async for item in items:
-            recorder.write(item)
-            yield item
+        async with aclosing(items):
+            async for item in items:
+                recorder.write(item)
+                yield item
     finally:
         recorder.close()
 

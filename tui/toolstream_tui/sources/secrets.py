@@ -8,6 +8,7 @@ downstream sees them."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import aclosing
 from dataclasses import replace
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -112,20 +113,21 @@ class Redactor:
         read, so a secret split across reads is caught too."""
         held = b""
         last_t = 0.0
-        async for item in items:
-            if isinstance(item, BodyChunk):
-                data = self.data(held + item.data)
-                keep = self._possible_secret_start(data)
-                held, ready = data[len(data) - keep :], data[: len(data) - keep]
-                last_t = item.t
-                if ready:
-                    yield replace(item, data=ready)
-                continue
-            if held:
-                yield BodyChunk(self.data(held), last_t)
-                held = b""
-            if isinstance(item, TransportError):
-                item = replace(item, message=self.text(item.message))
-            yield item
+        async with aclosing(items):
+            async for item in items:
+                if isinstance(item, BodyChunk):
+                    data = self.data(held + item.data)
+                    keep = self._possible_secret_start(data)
+                    held, ready = data[len(data) - keep :], data[: len(data) - keep]
+                    last_t = item.t
+                    if ready:
+                        yield replace(item, data=ready)
+                    continue
+                if held:
+                    yield BodyChunk(self.data(held), last_t)
+                    held = b""
+                if isinstance(item, TransportError):
+                    item = replace(item, message=self.text(item.message))
+                yield item
         if held:
             yield BodyChunk(self.data(held), last_t)

@@ -4,6 +4,7 @@ watches it over real HTTP, so the first run shows something real."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 from toolstream_stubs import StubServer
 
@@ -27,7 +28,8 @@ class StubSource:
         server = StubServer(self.scenario, speed=self.speed, split=split).start()
         try:
             request = HttpRequest(url=server.url, method="POST", body=b"{}", timeout=self.timeout)
-            async for item in HttpSource(request, self._clock).items():
-                yield item
+            async with aclosing(HttpSource(request, self._clock).items()) as items:
+                async for item in items:
+                    yield item
         finally:
             server.stop()
