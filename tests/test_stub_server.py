@@ -9,14 +9,29 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
 
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
+from toolstream_stubs.cli import build_parser, start_server
 from toolstream_stubs.cli import main as cli_main
+from toolstream_stubs.faults import (
+    FAULT_PARAMS,
+    FAULTS,
+    Fault,
+    FaultError,
+    cut_offset,
+    parse_fault,
+    redirect_query,
+    split_last_piece,
+    truncated,
+)
 from toolstream_stubs.scenarios import (
     CHAT_ENDPOINT,
     ENDPOINTS,
@@ -41,6 +56,10 @@ SPLIT_CASES: list[tuple[SplitMode, dict[str, Any]]] = [
     ("random", {"delay_ms": 0.01, "speed": 1, "seed": 5}),
 ]
 SPLIT_IDS = ["event", "whole", "random-unpaced", "random-paced"]
+FAULT_TIMEOUT_S = 2.0
+SHORT_READ = httpx.Timeout(FAULT_TIMEOUT_S, read=0.5)
+QUIET_S = 0.2  # how long a raw socket waits to show that nothing more arrives
+WEATHER = load_scenario("weather")
 
 
 @pytest.fixture
@@ -139,9 +158,9 @@ def responses_arguments(body: bytes, event_type: str, field: str) -> dict[str, s
     return joined_by(chunks_of(body), "item_id", piece)
 
 
-def read_raw_chunks(port: int, path: str) -> tuple[bytes, list[bytes]]:
+def read_raw_chunks(port: int, path: str, timeout: float = TIMEOUT_S) -> tuple[bytes, list[bytes]]:
     """GET `path` over a bare socket; returns the header block and each HTTP chunk's payload."""
-    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S) as connection:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
         connection.sendall(f"GET {path} HTTP/1.1\r\nHost: stub\r\n\r\n".encode())
         received = bytearray()
         while data := connection.recv(65536):
@@ -161,6 +180,84 @@ def decode_chunks(data: bytes) -> list[bytes]:
         chunks.append(data[:size])
         assert data[size : size + 2] == b"\r\n"
         data = data[size + 2 :]
+
+
+def split_chunks(data: bytes) -> tuple[list[bytes], bytes]:
+    """The complete chunks' payloads of a chunked body, and whatever follows them.
+
+    The rest is `0\r\n\r\n` for a finished body, b"" for one cut between chunks.
+    """
+    chunks: list[bytes] = []
+    while True:
+        size_line, separator, rest = data.partition(b"\r\n")
+        size = int(size_line, 16) if separator else 0
+        if size == 0 or len(rest) < size + 2:
+            return chunks, data
+        chunks.append(rest[:size])
+        data = rest[size + 2 :]
+
+
+def fault_path(scenario: str = "weather", **params: object) -> str:
+    """The path of `scenario` at its endpoint with `params` as the query."""
+    return f"/scenarios/{scenario}{load_scenario(scenario).endpoint}?{urlencode(params)}"
+
+
+def up_to_middle(events: tuple[bytes, ...], at: int) -> bytes:
+    return b"".join(events[:at]) + events[at][: len(events[at]) // 2]
+
+
+def without_last_half(body: bytes, last: bytes) -> bytes:
+    return body[: len(body) - len(last) + len(last) // 2]
+
+
+def open_request(port: int, path: str) -> socket.socket:
+    connection = socket.create_connection(("127.0.0.1", port), timeout=FAULT_TIMEOUT_S)
+    connection.sendall(f"GET {path} HTTP/1.1\r\nHost: stub\r\n\r\n".encode())
+    return connection
+
+
+def recv_until(connection: socket.socket, done: Callable[[bytes], bool]) -> tuple[bytes, int]:
+    """Receive until `done(received)`; returns the bytes and the number of recv calls."""
+    received, calls = bytearray(), 0
+    while not done(bytes(received)):
+        data = connection.recv(65536)
+        assert data, f"connection closed early after {bytes(received)!r}"
+        received += data
+        calls += 1
+    return bytes(received), calls
+
+
+def recv_to_end(connection: socket.socket) -> bytes:
+    received = bytearray()
+    while data := connection.recv(65536):
+        received += data
+    return bytes(received)
+
+
+def body_of(response: bytes) -> bytes:
+    return response.partition(b"\r\n\r\n")[2]
+
+
+def causes(error: BaseException) -> Iterator[BaseException]:
+    """`error` and the chain of exceptions that caused it."""
+    cause: BaseException | None = error
+    while cause is not None:
+        yield cause
+        cause = cause.__cause__ or cause.__context__
+
+
+def stream_until_error(
+    url: str, timeout: httpx.Timeout | float = SHORT_READ
+) -> tuple[bytes, httpx.TransportError]:
+    """Stream `url` raw until the transport fails; returns the bytes received and the error."""
+    received = bytearray()
+    with (
+        pytest.raises(httpx.TransportError) as caught,
+        httpx.stream("GET", url, timeout=timeout) as response,
+    ):
+        for piece in response.iter_raw():
+            received += piece
+    return bytes(received), caught.value
 
 
 # --- write splitting (pure) ---
@@ -419,6 +516,307 @@ def test_unknown_scenario_raises() -> None:
         StubServer("no-such-scenario")
 
 
+# --- network faults ---
+
+
+def test_fault_names_and_their_parameters() -> None:
+    assert FAULTS == (
+        "drip",
+        "stall",
+        "no-answer",
+        "reset",
+        "cut-chunk",
+        "gzip",
+        "redirect",
+        "status",
+    )
+    assert set(FAULT_PARAMS) == set(FAULTS)
+    assert parse_fault("") is None
+    assert parse_fault("fault=none", "stall") is None
+    assert parse_fault("x=1", "stall") == Fault("stall", from_default=True)
+    assert parse_fault("fault=stall&at=1&seconds=0.5", "drip", {"at": 2, "seconds": 9}) == Fault(
+        "stall", at=1, seconds=0.5
+    )
+
+
+def test_cut_offset_is_mid_event_and_clamped() -> None:
+    events = WEATHER.events
+    assert cut_offset(WEATHER, 0) == len(events[0]) // 2
+    assert cut_offset(WEATHER, 3) == len(up_to_middle(events, 3))
+    assert cut_offset(WEATHER, 99) == len(up_to_middle(events, len(events) - 1))
+    body = load_scenario("http-401").rendered
+    assert cut_offset(load_scenario("http-401"), 3) == len(body) // 2
+
+
+def test_truncated_and_split_last_piece_keep_the_grouping() -> None:
+    groups = [[b"abc", b"de"], [b"fgh"], [b"ij"]]
+    assert truncated(groups, 4) == [[b"abc", b"d"]]
+    assert truncated(groups, 5) == [[b"abc", b"de"]]
+    assert truncated(groups, 7) == [[b"abc", b"de"], [b"fg"]]
+    assert split_last_piece(groups) == ([[b"abc", b"de"], [b"fgh"], []], b"ij")
+    assert groups[-1] == [b"ij"], "input groups are not mutated"
+
+
+def test_redirect_query_counts_hops_down_and_keeps_other_parameters() -> None:
+    assert redirect_query("a=1&fault=redirect&hops=3", Fault("redirect", hops=3)) == (
+        "a=1&fault=redirect&hops=2"
+    )
+    assert redirect_query("fault=redirect&a=1", Fault("redirect")) == "a=1"
+    assert redirect_query("", Fault("redirect", from_default=True)) == "fault=none"
+
+
+def test_drip_client_reads_one_byte_pieces(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    url = server.base_url + fault_path(fault="drip", interval_ms=0)
+    with httpx.stream("GET", url, timeout=FAULT_TIMEOUT_S) as response:
+        pieces = list(response.iter_raw())
+    assert response.status_code == 200
+    assert {len(piece) for piece in pieces} == {1}
+    assert b"".join(pieces) == WEATHER.rendered
+
+
+def test_drip_writes_one_byte_at_a_time_on_the_wire(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    wanted = 100
+
+    def enough(received: bytes) -> bool:
+        return len(split_chunks(body_of(received))[0]) >= wanted
+
+    with open_request(server.port, fault_path(fault="drip")) as connection:
+        received, recv_calls = recv_until(connection, enough)
+    chunks, _ = split_chunks(body_of(received))
+    assert {len(chunk) for chunk in chunks} == {1}
+    assert b"".join(chunks) == WEATHER.rendered[: len(chunks)]
+    assert recv_calls >= wanted // 10, "2 ms apart, the bytes arrive in many separate reads"
+
+
+TRUNCATIONS = [
+    pytest.param(
+        {"fault": "stall"}, {}, httpx.ReadTimeout, up_to_middle(WEATHER.events, 3), id="stall"
+    ),
+    pytest.param(
+        {"fault": "stall", "at": 1, "seconds": 0.1},
+        {},
+        httpx.RemoteProtocolError,
+        up_to_middle(WEATHER.events, 1),
+        id="stall-then-close",
+    ),
+    pytest.param(
+        {"fault": "reset", "at": 2},
+        {},
+        httpx.ReadError,
+        up_to_middle(WEATHER.events, 2),
+        id="reset",
+    ),
+    pytest.param(
+        {"fault": "reset"},
+        {"split": "random", "seed": 3},
+        httpx.ReadError,
+        up_to_middle(WEATHER.events, 3),
+        id="reset-random-split",
+    ),
+    pytest.param(
+        {"fault": "cut-chunk"},
+        {},
+        httpx.RemoteProtocolError,
+        without_last_half(WEATHER.rendered, WEATHER.events[-1]),
+        id="cut-chunk",
+    ),
+    pytest.param({"fault": "no-answer"}, {}, httpx.ReadTimeout, b"", id="no-answer"),
+    pytest.param(
+        {"fault": "no-answer", "seconds": 0.1},
+        {},
+        httpx.RemoteProtocolError,
+        b"",
+        id="no-answer-then-close",
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "options", "error", "expected"), TRUNCATIONS)
+def test_faults_that_cut_the_body_short(
+    start_stub: StartStub,
+    params: dict[str, Any],
+    options: dict[str, Any],
+    error: type[httpx.TransportError],
+    expected: bytes,
+) -> None:
+    server = start_stub("weather", **options)
+    received, caught = stream_until_error(server.base_url + fault_path(**params))
+    assert type(caught) is error, repr(caught)
+    assert received == expected
+
+
+def test_incomplete_reads_name_their_cause(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    _, cut = stream_until_error(server.base_url + fault_path(fault="cut-chunk"))
+    assert "incomplete chunked read" in str(cut)
+    _, reset = stream_until_error(server.base_url + fault_path(fault="reset"))
+    assert any(isinstance(cause, ConnectionResetError) for cause in causes(reset))
+
+
+def test_stall_holds_the_partial_body_until_stop(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    last_piece = WEATHER.events[3][: len(WEATHER.events[3]) // 2]
+    with open_request(server.port, fault_path(fault="stall")) as connection:
+        received, _ = recv_until(connection, lambda data: data.endswith(last_piece + b"\r\n"))
+        connection.settimeout(QUIET_S)
+        with pytest.raises(TimeoutError):
+            connection.recv(1)
+        connection.settimeout(FAULT_TIMEOUT_S)
+        started = time.monotonic()
+        server.stop()
+        assert time.monotonic() - started < 1.0, "stop() releases a stalled handler at once"
+        received += recv_to_end(connection)
+    chunks, rest = split_chunks(body_of(received))
+    assert received.startswith(b"HTTP/1.1 200 ")
+    assert (b"".join(chunks), rest) == (up_to_middle(WEATHER.events, 3), b"")
+
+
+def test_no_answer_reads_the_request_and_never_answers(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    path = fault_path(fault="no-answer")
+    with open_request(server.port, path) as connection:
+        connection.settimeout(QUIET_S)
+        with pytest.raises(TimeoutError):
+            connection.recv(1)
+        connection.settimeout(FAULT_TIMEOUT_S)
+        server.stop()
+        assert connection.recv(1) == b"", "closed without a status line"
+    assert [request.path for request in server.requests] == [path]
+
+
+def test_reset_is_a_tcp_reset_after_partial_data(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    received = bytearray()
+    path = fault_path(fault="reset", at=2)
+    with open_request(server.port, path) as connection, pytest.raises(ConnectionResetError):
+        while data := connection.recv(65536):
+            received += data
+    chunks, rest = split_chunks(body_of(bytes(received)))
+    assert received.startswith(b"HTTP/1.1 200 ")
+    assert (b"".join(chunks), rest) == (up_to_middle(WEATHER.events, 2), b"")
+
+
+def test_cut_chunk_announces_more_than_it_sends(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    with open_request(server.port, fault_path(fault="cut-chunk")) as connection:
+        received = recv_to_end(connection)
+    chunks, rest = split_chunks(body_of(received))
+    size_line, _, partial = rest.partition(b"\r\n")
+    last = WEATHER.events[-1]
+    assert chunks == list(WEATHER.events[:-1])
+    assert (int(size_line, 16), partial) == (len(last), last[: len(last) // 2])
+
+
+def test_gzip_decodes_to_exactly_the_scenario_body(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    response = httpx.get(server.base_url + fault_path(fault="gzip"), timeout=FAULT_TIMEOUT_S)
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.headers["transfer-encoding"] == "chunked"
+    assert response.content == WEATHER.rendered
+
+
+def test_gzip_flushes_every_event_as_it_goes(start_stub: StartStub) -> None:
+    server = start_stub("weather")
+    head, chunks = read_raw_chunks(server.port, fault_path(fault="gzip"), FAULT_TIMEOUT_S)
+    assert b"\r\nContent-Encoding: gzip\r\n" in head
+    assert chunks[0].startswith(b"\x1f\x8b")
+    decompressor = zlib.decompressobj(wbits=31)
+    assert [decompressor.decompress(chunk) for chunk in chunks] == [*WEATHER.events, b""]
+    assert decompressor.eof
+
+
+@pytest.mark.parametrize("hops", [1, 3])
+def test_redirect_chain_ends_at_the_scenario(start_stub: StartStub, hops: int) -> None:
+    server = start_stub("demo")
+    path = fault_path("weather", trace=1, fault="redirect", hops=hops)
+    response = httpx.post(
+        server.base_url + path, json={"m": 1}, follow_redirects=True, timeout=FAULT_TIMEOUT_S
+    )
+    assert response.status_code == 200
+    assert [redirect.status_code for redirect in response.history] == [307] * hops
+    assert response.content == WEATHER.rendered
+    assert server.requests[-1].path == "/scenarios/weather/v1/chat/completions?trace=1"
+    assert [(request.method, request.body) for request in server.requests] == [
+        ("POST", b'{"m":1}')
+    ] * (hops + 1)
+
+
+def test_default_redirect_ends_with_fault_none(start_stub: StartStub) -> None:
+    server = start_stub("weather", fault="redirect")
+    response = httpx.get(server.url, follow_redirects=True, timeout=FAULT_TIMEOUT_S)
+    assert (response.status_code, len(response.history)) == (200, 1)
+    assert response.history[0].headers["location"] == server.url + "?fault=none"
+    assert response.content == WEATHER.rendered
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "retry_after", "code"),
+    [
+        ({}, 429, "7", "rate_limit_exceeded"),
+        ({"code": 500, "retry_after": 1}, 500, "1", None),
+        ({"code": 503, "retry_after": 30}, 503, "30", None),
+    ],
+)
+def test_status_fault(
+    start_stub: StartStub,
+    params: dict[str, int],
+    status: int,
+    retry_after: str,
+    code: str | None,
+) -> None:
+    server = start_stub("weather")
+    url = server.base_url + fault_path(fault="status", **params)
+    response = httpx.post(url, json={}, timeout=FAULT_TIMEOUT_S)
+    assert (response.status_code, response.headers["retry-after"]) == (status, retry_after)
+    assert response.headers["content-type"] == "application/json"
+    error = response.json()["error"]
+    assert (sorted(error), error["code"]) == (["code", "message", "param", "type"], code)
+    assert error["message"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "fault=bogus",
+        "fault=",
+        "fault=status&code=200",
+        "fault=drip&interval_ms=fast",
+        "fault=redirect&hops=0",
+        "fault=stall&seconds=nan",
+        "fault=reset&at=1.5",
+    ],
+)
+def test_bad_faults_are_400_json_errors(start_stub: StartStub, query: str) -> None:
+    server = start_stub("weather")
+    response = httpx.get(f"{server.url}?{query}", timeout=FAULT_TIMEOUT_S)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_fault"
+    if query.startswith("fault=bogus"):
+        assert all(name in response.json()["error"]["message"] for name in FAULTS)
+
+
+def test_server_default_fault_and_per_request_override(start_stub: StartStub) -> None:
+    server = start_stub("weather", fault="status", fault_params={"code": 503})
+    assert httpx.get(server.url, timeout=FAULT_TIMEOUT_S).status_code == 503
+    named = httpx.get(server.scenario_url("demo"), timeout=FAULT_TIMEOUT_S)
+    assert named.status_code == 503
+    plain = httpx.get(server.url + "?fault=none", timeout=FAULT_TIMEOUT_S)
+    assert plain.content == WEATHER.rendered
+    other = httpx.get(server.url + "?fault=status&code=500", timeout=FAULT_TIMEOUT_S)
+    assert other.status_code == 500
+    assert httpx.get(server.base_url + "/scenarios", timeout=FAULT_TIMEOUT_S).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "options", [{"fault": "bogus"}, {"fault": "stall", "fault_params": {"hop": 2}}]
+)
+def test_invalid_default_fault_raises(options: dict[str, Any]) -> None:
+    with pytest.raises(FaultError):
+        StubServer("weather", **options)
+
+
 # --- scenario data ---
 
 
@@ -637,3 +1035,36 @@ def test_cli_serves_until_signalled(stop_signal: signal.Signals, scenario: str) 
         stdout, stderr = process.communicate(timeout=TIMEOUT_S)
     assert process.returncode == 0
     assert (stdout, stderr) == (b"", b"")
+
+
+def test_cli_fault_options_reach_the_server() -> None:
+    argv = ["--scenario", "weather", "--port", "0", "--speed", "0", "--fault", "status"]
+    args = build_parser().parse_args(
+        [*argv, "--fault-param", "code=500", "--fault-param", "retry_after=3"]
+    )
+    server = start_server(args)
+    try:
+        response = httpx.get(server.url, timeout=FAULT_TIMEOUT_S)
+    finally:
+        server.stop()
+    assert (response.status_code, response.headers["retry-after"]) == (500, "3")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--fault", "bogus"], ["--fault-param", "novalue"], ["--fault-param", "=1"]],
+)
+def test_cli_rejects_malformed_fault_options(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args(argv)
+    assert caught.value.code == 2
+
+
+@pytest.mark.parametrize("param", ["code=200", "hop=2"])
+def test_cli_rejects_invalid_fault_parameters(
+    capsys: pytest.CaptureFixture[str], param: str
+) -> None:
+    assert cli_main(["--port", "0", "--fault", "status", "--fault-param", param]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "fault parameter" in captured.err

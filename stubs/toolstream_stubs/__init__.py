@@ -1,5 +1,6 @@
 """Stub OpenAI-compatible SSE server replaying scripted tool-call streams."""
 
+from toolstream_stubs.faults import FAULTS, Fault, FaultError
 from toolstream_stubs.scenarios import (
     Scenario,
     ScenarioInfo,
@@ -10,6 +11,9 @@ from toolstream_stubs.scenarios import (
 from toolstream_stubs.server import RecordedRequest, StubServer
 
 __all__ = [
+    "FAULTS",
+    "Fault",
+    "FaultError",
     "RecordedRequest",
     "Scenario",
     "ScenarioInfo",

@@ -8,6 +8,7 @@ import sys
 import threading
 from types import FrameType
 
+from toolstream_stubs.faults import FAULTS, FaultError
 from toolstream_stubs.scenarios import SPLIT_MODES, ScenarioNotFound, list_scenarios
 from toolstream_stubs.server import StubServer
 
@@ -33,8 +34,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", choices=SPLIT_MODES, default="event", help="how to cut writes")
     parser.add_argument("--seed", type=int, default=0, help="seed for --split random")
     parser.add_argument("--speed", type=float, default=1.0, help="pacing multiplier; 0 = no delay")
+    parser.add_argument(
+        "--fault", choices=FAULTS, default=None, help="network fault for every response"
+    )
+    parser.add_argument(
+        "--fault-param",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a default fault parameter, e.g. seconds=5 (repeatable; ?KEY= overrides it)",
+    )
     parser.add_argument("--list", action="store_true", help="list scenarios and exit")
     return parser
+
+
+def key_value(text: str) -> tuple[str, str]:
+    key, separator, value = text.partition("=")
+    if not separator or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return key, value
 
 
 def print_scenario_list() -> None:
@@ -62,7 +81,7 @@ def serve(args: argparse.Namespace) -> int:
     """Start the server, print the listening line, and block until interrupted."""
     try:
         server = start_server(args)
-    except ScenarioNotFound as error:
+    except (ScenarioNotFound, FaultError) as error:
         print(f"toolstream-stub: {error}", file=sys.stderr)
         return 2
     except OSError as error:
@@ -84,6 +103,8 @@ def start_server(args: argparse.Namespace) -> StubServer:
         split=args.split,
         seed=args.seed,
         speed=args.speed,
+        fault=args.fault,
+        fault_params=dict(args.fault_param),
     )
     return server.start()
 
