@@ -204,6 +204,7 @@ class ToolstreamApp(App[int]):
         self.raw_log.flush()
         if not self.stream_ended:
             self.facts.elapsed = self.clock() - self._started
+            self.facts.waiting = self.facts.elapsed - self.session.state.last_data_at
         self.facts.bytes = self.session.state.bytes_received
         self.status_bar.show(self.facts)
         if self.settled:

@@ -124,6 +124,7 @@ class StreamSession:
         over_total = len(chunk) > room
         chunk = chunk[:room] if over_total else chunk
         self.state.bytes_received += len(chunk)
+        self.state.last_data_at = t
         if self.mode == "sse":
             self._take_sse(self.decoder.feed(chunk), t)
             self._note_invalid_utf8()

@@ -114,6 +114,7 @@ class StreamState:
     trailing: str = ""
     events: int = 0
     bytes_received: int = 0
+    last_data_at: float = 0.0  # arrival time of the latest read
     outbox: list[StreamEvent] = field(default_factory=list)
     live: bool = True  # emit per-event detail (wire and text events); headless needs none
     fragment_events: bool = True

@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from ...core.visible import inert
 
+STALL_SHOWN_AFTER = 1.0  # seconds without data before the status bar says so
 STATE_STYLES = {
     "connecting": "yellow",
     "streaming": "cyan",
@@ -38,6 +39,7 @@ class StatusFacts:
     elapsed: float = 0.0
     anomalies: int = 0
     failed_calls: int = 0
+    waiting: float = 0.0  # seconds since the last data, while streaming
 
 
 class StatusBar(Static):
@@ -60,6 +62,8 @@ class StatusBar(Static):
         if facts.first_event is not None:
             line.append(f" · first event {facts.first_event:.3f}s")
         line.append(f" · {facts.elapsed:.1f}s")
+        if facts.state == "streaming" and facts.waiting >= STALL_SHOWN_AFTER:
+            line.append(f" · no data for {facts.waiting:.1f}s", "bold yellow")
         if facts.anomalies:
             line.append(f" · ⚠ {facts.anomalies} anomalies", "yellow")
         self.update(line, layout=False)
