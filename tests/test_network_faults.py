@@ -77,7 +77,7 @@ def test_chunked_encoding_cut_mid_chunk_after_the_finish_keeps_the_finish(
 ) -> None:
     """The stub cuts the last chunk, here half of `data: [DONE]`: the finish had
     come, so the calls stand, and the cut is named."""
-    code, report, stderr = headless(cli, weather(stub, "fault=cut-chunk"))
+    code, report, _ = headless(cli, weather(stub, "fault=cut-chunk"))
     assert code == 0
     assert report["status"] == "finished"
     assert {"connection-lost", "done-missing", "unterminated-event"} <= kinds(report)
