@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliRunner
+from conftest import CliRunner, frozen_clock, wait_settled
+from toolstream_stubs import StubServer
+from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.core import build_report
 from toolstream_tui.core.session import StreamSession
+from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.sources.replay import ReplaySource
 
 HOSTILE = (
     "[b]x[/b] \x1b]52;c;aGk=\x07 \x1b]0;title\x07 \x9b31m \u202eevil\u202c zero\u200bwidth \x7f"
@@ -128,3 +133,63 @@ def test_unwritable_recording_is_reported_and_the_watch_goes_on(cli: CliRunner) 
     assert "cannot record to /no/dir/x.sse" in result.stderr
     assert result.returncode == 0
     assert json.loads(result.stdout)["tool_calls"][0]["arguments"] == {"location": "Beijing"}
+
+
+async def test_hostile_output_is_inert_on_screen(tmp_path: Path) -> None:
+    """Text pane, lane title, tree, raw log, inspector: visible and inert."""
+    recording = tmp_path / "hostile.sse"
+    recording.write_bytes(hostile_body())
+    app = ToolstreamApp(ReplaySource(recording, speed=0, clock=frozen_clock), clock=frozen_clock)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_settled(app)
+        await pilot.press("l")
+        await pilot.pause()
+        screens = [app.export_screenshot()]
+        await pilot.press("i")
+        await pilot.pause()
+        screens.append(app.export_screenshot())
+    for svg in screens:
+        for char in TERMINAL_ACTIVE:
+            assert char not in svg, repr(char)
+    visible = screens[0].replace("&#160;", " ")
+    assert "[b]x[/b] ␛]52;c;aGk=␇" in visible
+    assert "¤evil¤" in visible
+
+
+async def test_quitting_mid_stream_leaves_a_recording_that_replays_what_was_seen(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    recording = tmp_path / "quit.sse"
+    with StubServer("demo", speed=0) as server:
+        url = server.scenario_url("demo") + "?fault=stall&at=12&seconds=30"
+        source = HttpSource(HttpRequest(url=url, timeout=30), clock=frozen_clock)
+        app = ToolstreamApp(source, record=recording, clock=frozen_clock)
+        async with app.run_test(size=(120, 36)) as pilot:
+            while app.session.state.events < 12:  # the stub stalls after event 12
+                await pilot.pause(0.01)
+            seen = build_report(app.session.state)
+            await pilot.press("q")
+    replayed = json.loads(cli("--headless", "--replay", str(recording)).stdout)
+    assert replayed["status"] == "truncated"
+    assert replayed["text"] == seen["text"]
+    assert [c["arguments_raw"] for c in replayed["tool_calls"]] == [
+        c["arguments_raw"] for c in seen["tool_calls"]
+    ]
+    assert replayed["events"] == seen["events"]
+
+
+async def test_an_unwritable_export_path_is_reported_and_the_watch_goes_on(
+    tmp_path: Path,
+) -> None:
+    with StubServer("weather", speed=0) as server:
+        source = HttpSource(HttpRequest(url=server.url), clock=frozen_clock)
+        app = ToolstreamApp(source, clock=frozen_clock, output_dir=tmp_path / "missing")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_settled(app)
+            await pilot.press("e")
+            await pilot.pause()
+            messages = [notification.message for notification in app._notifications]
+            assert any("cannot export to" in message for message in messages)
+            await pilot.press("r")
+            await wait_settled(app)
+            assert app.lanes.lanes[0].arguments == {"location": "Beijing"}

@@ -11,6 +11,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
+from ...core.visible import inert
+
 ROW_LIMIT = 5000
 
 
@@ -33,7 +35,7 @@ class InspectorScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = Text(self.title_text)
+            box.border_title = Text(inert(self.title_text))
             yield Static(self._summary(), id="summary")
             yield DataTable(zebra_stripes=True, cursor_type="row")
         yield Footer()
