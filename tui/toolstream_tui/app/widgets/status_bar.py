@@ -19,6 +19,17 @@ STATE_STYLES = {
 }
 
 
+SOURCE_WIDTH = 40
+
+
+def shortened(text: str, width: int = SOURCE_WIDTH) -> str:
+    """A long source (a URL, a file path) cut in the middle, so the state stays in view."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return text[: keep // 2] + "…" + text[len(text) - (keep - keep // 2) :]
+
+
 def human_bytes(count: int) -> str:
     if count < 1024:
         return f"{count} B"
@@ -49,7 +60,7 @@ class StatusBar(Static):
 
     def show(self, facts: StatusFacts) -> None:
         line = Text()
-        line.append(inert(facts.source), "bold")
+        line.append(shortened(inert(facts.source)), "bold")
         line.append(f" · {facts.dialect} · ")
         line.append(facts.state, STATE_STYLES.get(facts.state, ""))
         if facts.failed_calls:

@@ -1,0 +1,68 @@
+"""Model output reaches a real terminal inert: the app runs in tmux on a stream
+carrying a title change (OSC 0), a clipboard write (OSC 52), a screen clear
+and C1/bidi controls, and the terminal's title and clipboard stay untouched."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import console_script
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+INJECTION = "before \x1b]0;pwned-title\x07 \x1b]52;c;cHduZWQ=\x07 \x1b[2J \x9b31m \u202eafter"
+
+
+ARGUMENTS = json.dumps({"x": INJECTION})
+
+
+def body() -> bytes:
+    def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+        payload = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+
+    call = {"index": 0, "id": "call_1", "function": {"name": "f", "arguments": ""}}
+    return (
+        chunk({"content": INJECTION})
+        + chunk({"tool_calls": [call]})
+        + chunk(
+            {"tool_calls": [{"index": 0, "function": {"arguments": json.dumps({"x": INJECTION})}}]}
+        )
+        + chunk({}, "tool_calls")
+        + b"data: [DONE]\n\n"
+    )
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+
+
+def test_injected_escapes_do_not_reach_the_terminal(tmp_path: Path) -> None:
+    stream = tmp_path / "injection.sse"
+    stream.write_bytes(body())
+    session = f"toolstream-{uuid.uuid4().hex[:8]}"
+    app = f"{console_script('toolstream-tui')} --replay {stream} --speed 0"
+    command = f"tmux -L {session} wait-for ready; {app}"  # start once the clipboard is on
+    tmux("-L", session, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command)
+    try:
+        tmux("-L", session, "set-option", "-g", "set-clipboard", "on")
+        tmux("-L", session, "wait-for", "-S", "ready")
+        screen = ""
+        deadline = time.monotonic() + 20
+        while "parsed" not in screen and time.monotonic() < deadline:  # wait on the screen
+            screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
+            time.sleep(0.05)
+        assert "parsed" in screen and "finished" in screen, screen
+        assert "␛]0;pwned-title␇" in screen
+        title = tmux("-L", session, "display-message", "-p", "-t", session, "#{pane_title}")
+        assert "pwned" not in title
+        assert "cHduZWQ" not in tmux("-L", session, "show-buffer")
+    finally:
+        tmux("-L", session, "kill-server")
