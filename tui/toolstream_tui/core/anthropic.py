@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .dialect import Dialect, as_dict, as_int, compact_json
+from .dialect import Dialect, as_dict, as_int, as_list, as_text, compact_json
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot
@@ -81,7 +81,7 @@ class AnthropicMessagesDialect(Dialect):
         if body.get("type") == "error":
             self._on_error(body)
             return
-        for index, block in enumerate(body.get("content") or []):
+        for index, block in enumerate(as_list(body.get("content"))):
             block = as_dict(block)
             self._open_block(index, block)
             self._close_block(index, self._blocks[index])
@@ -103,7 +103,8 @@ class AnthropicMessagesDialect(Dialect):
             self._close_block(index, previous)
         if kind in TOOL_BLOCKS:
             lane = index if index not in self.state.calls else self.state.next_free_index()
-            slot = self.state.start_call(lane, block.get("id"), block.get("name"), self.t)
+            call_id, name = as_text(block.get("id")), as_text(block.get("name"))
+            slot = self.state.start_call(lane, call_id, name, self.t)
             self._blocks[index] = Block(kind, slot, start_input=block.get("input"))
         else:
             lane = index

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dialect import Dialect, compact_json, preview
+from .dialect import Dialect, as_list, as_text, compact_json, preview
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot, StreamState
@@ -101,7 +101,7 @@ class ChatCompletionsDialect(Dialect):
         for key, channel in TEXT_CHANNELS.items():
             if isinstance(message.get(key), str):
                 self.state.append_text(channel, message[key])
-        for call in message.get("tool_calls") or []:
+        for call in as_list(message.get("tool_calls")):
             self._on_complete_call(call if isinstance(call, dict) else {})
         reason = choices[0].get("finish_reason")
         self.state.finish(None if reason is None else str(reason), "complete response")
@@ -110,7 +110,8 @@ class ChatCompletionsDialect(Dialect):
         function = call.get("function")
         function = function if isinstance(function, dict) else {}
         lane = self.state.next_free_index()
-        slot = self.state.start_call(lane, call.get("id") or None, function.get("name"), self.t)
+        call_id, name = as_text(call.get("id")), as_text(function.get("name"))
+        slot = self.state.start_call(lane, call_id, name, self.t)
         arguments = function.get("arguments")
         if type(arguments) is not str:
             arguments = self._arguments_text(slot, arguments)
@@ -171,8 +172,10 @@ class ChatCompletionsDialect(Dialect):
         function = fragment.get("function")
         if type(function) is not dict:
             function = {}
-        call_id = fragment.get("id") or None
-        name = function.get("name") or None
+        call_id = fragment.get("id")  # absent on most fragments: skip the conversion
+        call_id = None if call_id is None else as_text(call_id)
+        name = function.get("name")
+        name = None if name is None else as_text(name)
         index = fragment.get("index")
         if type(index) is int:
             lane = self._lane_of_index.get(index)

@@ -3,7 +3,6 @@ alone does not tell: all three send text/event-stream)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .anthropic import MESSAGE_EVENTS, AnthropicMessagesDialect
@@ -12,6 +11,7 @@ from .dialect import Dialect, as_dict
 from .responses import OpenAIResponsesDialect
 from .sse import SSEEvent
 from .state import StreamState
+from .strict_json import loads_envelope
 
 DIALECTS: dict[str, type[Dialect]] = {
     dialect.name: dialect
@@ -28,7 +28,7 @@ def dialect_of_event(event: SSEEvent) -> str | None:
     if event.data.strip() == DONE:
         return ChatCompletionsDialect.name
     try:
-        payload = json.loads(event.data)
+        payload = loads_envelope(event.data)
     except ValueError:
         return None
     return dialect_of_payload(payload) if isinstance(payload, dict) else None
@@ -36,6 +36,8 @@ def dialect_of_event(event: SSEEvent) -> str | None:
 
 def dialect_of_payload(payload: dict[str, Any]) -> str | None:
     kind = payload.get("type")
+    if not isinstance(kind, str | None):
+        return None
     if kind in MESSAGE_EVENTS:
         return AnthropicMessagesDialect.name
     if isinstance(kind, str) and kind.startswith("response."):

@@ -12,7 +12,11 @@ from .strict_json import loads
 
 
 def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Serialised for the raw view (values decoded by strict_json always fit)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:
+        return repr(value)[:10000]
 
 
 def preview(text: str, limit: int = 200) -> str:
@@ -81,11 +85,27 @@ class Dialect:
                 f"event: {event.event} carries data of type {data_type!r}",
             )
         kind = data_type if isinstance(data_type, str) else event.event
+        if data_type is not None and not isinstance(data_type, str):
+            self.note("unexpected-shape", None, f"event {event.number}: type is not a string")
         return kind, payload
 
 
 def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_text(value: Any) -> str | None:
+    """An id or name as text: strings as they are, numbers spelled out, anything
+    else (objects, lists, empty strings) as missing."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
 
 
 def as_int(value: Any) -> int | None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from .events import Status
 from .state import CallSlot, StreamState
 from .visible import escaped, json_inert
 
+DEEP_REPORT_FRAMES = 4000  # enough for orjson's nesting limit of 1024, with room
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 2
@@ -51,7 +53,17 @@ def build_report(state: StreamState) -> dict[str, Any]:
 def report_json(state: StreamState) -> str:
     """The report as printed by --headless and written by the app's export: UTF-8
     kept readable, but nothing in it can steer or hide from a terminal."""
-    return json_inert(json.dumps(build_report(state), ensure_ascii=False, indent=2)) + "\n"
+    report = build_report(state)
+    try:
+        text = json.dumps(report, ensure_ascii=False, indent=2)
+    except RecursionError:  # arguments nested ~1000 deep: orjson reads them, json needs room
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + DEEP_REPORT_FRAMES)
+        try:
+            text = json.dumps(report, ensure_ascii=False, indent=2)
+        finally:
+            sys.setrecursionlimit(limit)
+    return json_inert(text) + "\n"
 
 
 def exit_code(state: StreamState) -> int:
@@ -67,7 +79,7 @@ def parses_alone(fragment: str) -> bool:
     fragments are accumulated and parsed once, at the finish.)"""
     try:
         json.loads(fragment)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
 

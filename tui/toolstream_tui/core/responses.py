@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .dialect import Dialect, as_dict, as_int, compact_json, preview
+from .dialect import Dialect, as_dict, as_int, as_list, as_text, compact_json, preview
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot
@@ -78,11 +78,11 @@ class OpenAIResponsesDialect(Dialect):
         if body.get("error"):
             self._on_error(body)
             return
-        for output_index, item in enumerate(body.get("output") or []):
+        for output_index, item in enumerate(as_list(body.get("output"))):
             item = as_dict(item)
             self._add_item(output_index, item)
             self._finish_item(self._items[output_index], item)
-            for part in item.get("content") or []:
+            for part in as_list(item.get("content")):
                 part = as_dict(part)
                 if part.get("type") == "output_text" and isinstance(part.get("text"), str):
                     self.state.append_text(Channel.CONTENT, part["text"])
@@ -99,13 +99,13 @@ class OpenAIResponsesDialect(Dialect):
     def _add_item(self, output_index: int, item: dict[str, Any]) -> None:
         reused = output_index in self._items
         kind = str(item.get("type"))
-        entry = Item(kind, item.get("id"))
+        entry = Item(kind, as_text(item.get("id")))
         lane = output_index
         if kind == "function_call":
             lane = output_index if output_index not in self.state.calls else None
             lane = self.state.next_free_index() if lane is None else lane
             entry.slot = self.state.start_call(
-                lane, item.get("call_id"), item.get("name"), self.t, entry.item_id
+                lane, as_text(item.get("call_id")), as_text(item.get("name")), self.t, entry.item_id
             )
         if reused:
             self.note("output-index-reused", lane, f"output_index {output_index} added again")

@@ -7,7 +7,6 @@ A source (HTTP, replay, stub) calls `open`, then `feed` for every read, then
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .detect import make_dialect
@@ -15,6 +14,7 @@ from .dialect import preview
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .sse import SSEComment, SSEDecoder
 from .state import StreamState
+from .strict_json import loads_envelope
 
 SSE_TYPE = "text/event-stream"
 MAX_BYTES = 1 << 30  # a generous default: a whole stream above 1 GiB is cut
@@ -45,15 +45,14 @@ def _header(headers: dict[str, str], name: str) -> str | None:
 
 def _json_or_none(body: str) -> Any:
     try:
-        return json.loads(body)
+        return loads_envelope(body)
     except ValueError:
         return None
 
 
 def _error_message(body: str) -> str:
-    try:
-        payload: Any = json.loads(body)
-    except ValueError:
+    payload = _json_or_none(body)
+    if payload is None:
         return preview(body.strip(), MAX_ERROR_BODY) or "(empty body)"
     error = payload.get("error") if isinstance(payload, dict) else None
     if isinstance(error, dict) and error.get("message"):
@@ -127,7 +126,6 @@ class StreamSession:
         self.state.last_data_at = t
         if self.mode == "sse":
             self._take_sse(self.decoder.feed(chunk), t)
-            self._note_invalid_utf8()
         else:
             self._body.append(chunk)
         if over_total:
@@ -141,17 +139,14 @@ class StreamSession:
         self.state.note("limit-reached", None, f"{reason}; reading stopped there", None)
         return self.state.drain() + self.close(t)
 
-    def _note_invalid_utf8(self) -> None:
-        invalid = self.decoder.invalid_utf8
-        if invalid:
-            self.state.note(
-                "invalid-utf8",
-                None,
-                f"event {invalid[0]} is not valid UTF-8; shown with U+FFFD, recorded as received",
-                invalid[0],
-                count=len(invalid),
-            )
-            invalid.clear()
+    def _note_invalid_utf8(self, event: int | None) -> None:
+        where = f"event {event}" if event is not None else "the unterminated last event"
+        self.state.note(
+            "invalid-utf8",
+            None,
+            f"{where} is not valid UTF-8; shown with U+FFFD, recorded as received",
+            event,
+        )
 
     def close(self, t: float) -> list[StreamEvent]:
         """The body ended normally."""
@@ -164,7 +159,8 @@ class StreamSession:
         if self.mode == "sse":
             items, trailing = self.decoder.close()
             self._take_sse(items, t)
-            self._note_invalid_utf8()
+            if self.decoder.invalid_tail:
+                self._note_invalid_utf8(None)
             if trailing:
                 self.state.note(
                     "unterminated-event",
@@ -199,6 +195,8 @@ class StreamSession:
                     state.outbox.append(WireComment(item.text, t))
                 continue
             state.events = item.number
+            if not item.valid_utf8:
+                self._note_invalid_utf8(item.number)
             if live:
                 state.outbox.append(WireEvent(item.number, item.event, item.data, item.id, t))
             on_event(item, t)
@@ -231,7 +229,7 @@ class StreamSession:
 
     def _settle_json(self, body: str) -> None:
         try:
-            payload = json.loads(body)
+            payload = loads_envelope(body)
         except ValueError as exc:
             self.state.fail(f"JSON response does not parse: {exc}")
             return

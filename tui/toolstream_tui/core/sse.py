@@ -24,6 +24,7 @@ class SSEEvent(NamedTuple):
     data: str
     id: str | None
     retry: int | None
+    valid_utf8: bool = True  # False: some bytes were not UTF-8 (shown as U+FFFD)
 
 
 class SSEComment(NamedTuple):
@@ -51,7 +52,8 @@ class SSEDecoder:
         self._last_id: str | None = None
         self._retry: int | None = None
         self.dispatched = 0
-        self.invalid_utf8: list[int] = []  # events whose bytes were not valid UTF-8
+        self.invalid_tail = False  # the undispatched tail held bytes that are not UTF-8
+        self._block_valid = True
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
         chunk = self._normalise(chunk)
@@ -70,8 +72,8 @@ class SSEDecoder:
         for block in complete.split(b"\n\n"):
             if block[:6] == b"data: " and b"\n" not in block:  # the usual event, fast
                 self.dispatched += 1
-                data = self._decode(block[6:], self.dispatched)
-                items.append(SSEEvent(self.dispatched, "", data, self._last_id, None))
+                data, valid = self._decode(block[6:])
+                items.append(SSEEvent(self.dispatched, "", data, self._last_id, None, valid))
             else:
                 self._take_block(block, items)
         return items
@@ -84,7 +86,8 @@ class SSEDecoder:
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: comments still pending, and the text of an event that
         never got its blank line (not dispatched)."""
-        tail = self._decode(bytes(self._buffer), self.dispatched + 1)
+        tail, valid = self._decode(bytes(self._buffer))
+        self.invalid_tail = not valid
         self._buffer.clear()
         items: list[SSEItem] = []
         unterminated = []
@@ -112,16 +115,17 @@ class SSEDecoder:
         self._skip_lf = chunk.endswith(b"\r")
         return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
-    def _decode(self, data: bytes, event: int) -> str:
-        """UTF-8 text; invalid bytes become U+FFFD and the event is remembered."""
+    @staticmethod
+    def _decode(data: bytes) -> tuple[str, bool]:
+        """UTF-8 text, and whether it was valid (invalid bytes become U+FFFD)."""
         try:
-            return data.decode("utf-8")
+            return data.decode("utf-8"), True
         except UnicodeDecodeError:
-            self.invalid_utf8.append(event)
-            return data.decode("utf-8", errors="replace")
+            return data.decode("utf-8", errors="replace"), False
 
     def _take_block(self, block: bytes, items: list[SSEItem]) -> None:
-        for line in self._decode(block, self.dispatched + 1).split("\n"):
+        text, self._block_valid = self._decode(block)
+        for line in text.split("\n"):
             self._take_line(line, items)
         self._dispatch(items)
 
@@ -156,6 +160,7 @@ class SSEDecoder:
                     "\n".join(self._data),
                     self._last_id,
                     self._retry,
+                    self._block_valid,
                 )
             )
             self._data = []

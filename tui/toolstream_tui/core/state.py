@@ -74,7 +74,7 @@ class CallSlot:
         start = len(raw) - len(raw.lstrip())
         try:
             _, end = _FIRST_VALUE.raw_decode(raw, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if not raw[end:].strip():
             return None
@@ -233,8 +233,7 @@ class StreamState:
         self.trailing = trailing
         if self.error is not None:
             self.status = Status.ERROR
-            if not self.finished:
-                self._mark_calls_unfinished(INTERRUPTED_CALL_ERROR)
+            self._mark_calls_unfinished(INTERRUPTED_CALL_ERROR)
         elif self.finished:
             self.status = Status.FINISHED
             self._parse_pending_calls()
@@ -261,7 +260,8 @@ class StreamState:
 
     def _mark_calls_unfinished(self, reason: str) -> None:
         for slot in self.calls.values():
-            slot.error = reason
+            if not slot.parsed:
+                slot.error = reason
 
     def _parse_pending_calls(self) -> None:
         for index in sorted(self.calls):
