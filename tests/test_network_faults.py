@@ -135,3 +135,23 @@ async def test_restart_after_a_failure_streams_again(stub: StubServer) -> None:
         assert app.facts.state == "finished"
         assert not app.error_banner.has_class("-shown")
         assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
+
+
+async def test_the_status_bar_shows_a_stall_growing(stub: StubServer) -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
+    source = HttpSource(HttpRequest(url=weather(stub, "fault=stall&at=4&seconds=30")), clock=clock)
+    app = ToolstreamApp(source, clock=clock)
+    async with app.run_test(size=(140, 30)) as pilot:
+        while app.session.state.events < 4:  # the stub stalls inside event 4
+            await pilot.pause(0.01)
+        for seconds in (0.5, 2.0, 5.0):
+            now[0] = seconds
+            app.tick()
+            shown = str(app.status_bar.render())
+            assert ("no data for" in shown) == (seconds >= 1.0), shown
+        assert "no data for 5.0s" in shown
+        assert app.facts.state == "streaming"
