@@ -801,3 +801,15 @@ def test_close_twice_emits_nothing_more() -> None:
     session.feed(sse(*TEXTBOOK), 0.0)
     assert session.close(1.0) != []
     assert session.close(2.0) == []
+
+
+@pytest.mark.parametrize(("raw", "kind"), [("null", "null"), ("[1]", "list"), ("3", "int")])
+def test_arguments_that_are_not_an_object_are_named(raw: str, kind: str) -> None:
+    call = {"index": 0, "id": "call_1", "function": {"name": "f", "arguments": raw}}
+    r = run_sse(
+        {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        "[DONE]",
+    )
+    assert r.anomaly("arguments-not-object")["detail"].startswith(f"arguments parse to {kind}")
+    assert r.calls[0]["arguments_raw"] == raw

@@ -270,6 +270,14 @@ class StreamState:
                 slot.parse()
                 if slot.error is not None:
                     self._check_merged_json(slot)
+                elif not isinstance(slot.arguments, dict):
+                    kind = "null" if slot.arguments is None else type(slot.arguments).__name__
+                    self.note(
+                        "arguments-not-object",
+                        index,
+                        f"arguments parse to {kind}, not an object; a tool expects an object",
+                        slot.fragment_events[-1] if slot.fragment_events else None,
+                    )
                 self.outbox.append(
                     CallParsed(index, slot.arguments, slot.error, slot.error_position)
                 )
