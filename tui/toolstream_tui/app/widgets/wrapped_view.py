@@ -74,10 +74,6 @@ class WrappedView(ScrollView, can_focus=False):
         self.mark = offset
         self._changed = True
 
-    @property
-    def line_count(self) -> int:
-        return len(self._wrapped.lines)
-
     def plain_lines(self) -> list[str]:
         self._catch_up()
         return ["".join(text for text, _ in line) for line in self._wrapped.lines]
