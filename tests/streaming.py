@@ -16,6 +16,30 @@ from toolstream_tui.core.events import StreamEvent
 # -- running a stream -------------------------------------------------------------
 
 
+def untimed(report: dict[str, Any]) -> dict[str, Any]:
+    """A report without its arrival times, which differ from run to run."""
+    return {key: value for key, value in report.items() if key != "timing"}
+
+
+def assert_close_timing(a: Any, b: Any, tolerance: float = 0.002) -> None:
+    """Same shape and the same times, up to rounding (a recording keeps times to
+    the microsecond, a report shows milliseconds). Rates are left out: over a
+    few milliseconds, a microsecond of rounding moves them a lot."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys()
+        for key in a:
+            if not key.endswith("_per_second"):
+                assert_close_timing(a[key], b[key], tolerance)
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            assert_close_timing(x, y, tolerance)
+    elif isinstance(a, float) and isinstance(b, float):
+        assert abs(a - b) <= tolerance
+    else:
+        assert a == b
+
+
 @dataclass
 class Run:
     session: StreamSession
@@ -61,6 +85,51 @@ def run(
         events += session.feed(body[i : i + step], float(i))
     events += session.close(99.0)
     return Run(session, events, build_report(session.state), exit_code(session.state))
+
+
+# -- Chat Completions bodies --------------------------------------------------------
+
+
+def tc(
+    index: int | None = None,
+    call_id: str | None = None,
+    name: str | None = None,
+    args: Any = None,
+) -> dict[str, Any]:
+    """One `delta.tool_calls[]` fragment; None leaves a key out."""
+    fragment: dict[str, Any] = {}
+    if index is not None:
+        fragment["index"] = index
+    if call_id is not None:
+        fragment["id"] = call_id
+        fragment["type"] = "function"
+    function: dict[str, Any] = {}
+    if name is not None:
+        function["name"] = name
+    if args is not None:
+        function["arguments"] = args
+    fragment["function"] = function
+    return fragment
+
+
+def chunk(*tool_calls: dict[str, Any], finish: str | None = None, **delta: Any) -> dict[str, Any]:
+    if tool_calls:
+        delta["tool_calls"] = list(tool_calls)
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def sse(*items: dict[str, Any] | str) -> bytes:
+    """Each item becomes one `data:` event; strings are sent verbatim."""
+    out = []
+    for item in items:
+        data = item if isinstance(item, str) else json.dumps(item)
+        out.append(f"data: {data}\n\n")
+    return "".join(out).encode()
 
 
 # -- arguments ----------------------------------------------------------------------

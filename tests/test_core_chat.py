@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from streaming import Run, run
+from streaming import Run, chunk, run, sse, tc
 
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import (
@@ -22,48 +22,6 @@ DONE = "[DONE]"
 
 
 # -- stream builders ----------------------------------------------------------
-
-
-def tc(
-    index: int | None = None,
-    call_id: str | None = None,
-    name: str | None = None,
-    args: Any = None,
-) -> dict[str, Any]:
-    """One `delta.tool_calls[]` fragment; None leaves a key out."""
-    fragment: dict[str, Any] = {}
-    if index is not None:
-        fragment["index"] = index
-    if call_id is not None:
-        fragment["id"] = call_id
-        fragment["type"] = "function"
-    function: dict[str, Any] = {}
-    if name is not None:
-        function["name"] = name
-    if args is not None:
-        function["arguments"] = args
-    fragment["function"] = function
-    return fragment
-
-
-def chunk(*tool_calls: dict[str, Any], finish: str | None = None, **delta: Any) -> dict[str, Any]:
-    if tool_calls:
-        delta["tool_calls"] = list(tool_calls)
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def sse(*items: dict[str, Any] | str) -> bytes:
-    """Each item becomes one `data:` event; strings are sent verbatim."""
-    out = []
-    for item in items:
-        data = item if isinstance(item, str) else json.dumps(item)
-        out.append(f"data: {data}\n\n")
-    return "".join(out).encode()
 
 
 def run_sse(*items: dict[str, Any] | str, pieces: int | None = None) -> Run:

@@ -8,6 +8,7 @@ from typing import Any
 
 from .events import Status
 from .state import CallSlot, StreamState
+from .timing import stream_timing
 from .visible import escaped, json_inert
 
 DEEP_REPORT_FRAMES = 4000  # enough for orjson's nesting limit of 1024, with room
@@ -47,6 +48,7 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "body": state.body,
         "trailing": state.trailing,
         "error": state.error,
+        "timing": stream_timing(state),
     }
 
 

@@ -96,9 +96,14 @@ class StreamSession:
         self.retry_after: str | None = None
 
     def open(
-        self, status: int, content_type: str, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+        t: float | None = None,
     ) -> list[StreamEvent]:
         self.state.http_status = status
+        self.state.response_at = t
         self.retry_after = _header(headers or {}, "retry-after")
         self.content_type = content_type
         self.mode = _mode_for(status, content_type)
@@ -124,6 +129,7 @@ class StreamSession:
         chunk = chunk[:room] if over_total else chunk
         self.state.bytes_received += len(chunk)
         self.state.last_data_at = t
+        self.state.read_times.append(t)
         if self.mode == "sse":
             self._take_sse(self.decoder.feed(chunk), t)
         else:

@@ -43,6 +43,7 @@ class CallSlot:
     name: str | None
     started_at: float
     item_id: str | None = None  # OpenAI Responses: the fc_… output item id
+    named_at: float | None = None  # when the function name first arrived
     fragments: list[str] = field(default_factory=list)
     fragment_events: list[int] = field(default_factory=list)
     fragment_times: list[float] = field(default_factory=list)
@@ -115,6 +116,12 @@ class StreamState:
     events: int = 0
     bytes_received: int = 0
     last_data_at: float = 0.0  # arrival time of the latest read
+    response_at: float | None = None  # when the response head arrived
+    read_times: list[float] = field(default_factory=list)  # arrival of every read
+    first_text_at: float | None = None  # content text, not reasoning or refusal
+    last_text_at: float | None = None
+    text_deltas: int = 0
+    finish_at: float | None = None
     outbox: list[StreamEvent] = field(default_factory=list)
     live: bool = True  # emit per-event detail (wire and text events); headless needs none
     fragment_events: bool = True
@@ -125,6 +132,11 @@ class StreamState:
         if not text:
             return
         self.channel_parts(channel).append(text)
+        if channel is Channel.CONTENT:
+            if self.first_text_at is None:
+                self.first_text_at = self.last_data_at
+            self.last_text_at = self.last_data_at
+            self.text_deltas += 1
         if self.live:
             self.outbox.append(TextAppended(channel, text))
 
@@ -151,6 +163,7 @@ class StreamState:
         item_id: str | None = None,
     ) -> CallSlot:
         slot = CallSlot(index=index, call_id=call_id, name=name, started_at=t, item_id=item_id)
+        slot.named_at = t if name else None
         self.calls[index] = slot
         self.outbox.append(CallStarted(index, call_id, name, t, item_id))
         if self.finish_trigger is not None:
@@ -165,6 +178,8 @@ class StreamState:
             slot.call_id = call_id
         if name:
             slot.name = name
+            if slot.named_at is None:
+                slot.named_at = self.last_data_at
         self.outbox.append(CallIdentified(slot.index, slot.call_id, slot.name))
 
     def append_fragment(self, slot: CallSlot, text: str, event: int, t: float) -> None:
@@ -211,6 +226,7 @@ class StreamState:
             return
         self.finish_reason = reason if reason is not None else self.finish_reason
         self.finish_trigger = trigger
+        self.finish_at = self.last_data_at
         self.outbox.append(FinishSeen(reason, trigger))
         self._parse_pending_calls()
 

@@ -31,6 +31,7 @@ class ResponseHead:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     redirects: tuple[str, ...] = ()  # the URLs that answered with a redirect, in order
+    t: float | None = None  # arrival, where the source knows it
 
 
 @dataclass(frozen=True, slots=True)

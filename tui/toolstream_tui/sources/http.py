@@ -112,6 +112,7 @@ class HttpSource:
                     url=self.redactor.url(str(response.url)),
                     headers=dict(response.headers),
                     redirects=tuple(self.redactor.url(str(hop.url)) for hop in response.history),
+                    t=elapsed(),
                 )
                 async for chunk in response.aiter_bytes():
                     yield BodyChunk(chunk, elapsed())

@@ -61,7 +61,7 @@ async def pump(
                 continue
             if isinstance(item, ResponseHead):
                 opened = True
-                sink(session.open(item.status, item.content_type, item.headers))
+                sink(session.open(item.status, item.content_type, item.headers, item.t))
                 if item.redirects:
                     sink(session.redirected(item.redirects, item.url))
             elif isinstance(item, BodyChunk):

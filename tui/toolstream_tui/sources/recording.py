@@ -35,7 +35,8 @@ class Recorder:
         if isinstance(item, RequestSent):
             self._line({"request": asdict(item)})
         elif isinstance(item, ResponseHead):
-            self._line({"status": item.status, "content_type": item.content_type})
+            head = {"status": item.status, "content_type": item.content_type}
+            self._line(head if item.t is None else {**head, "t": round(item.t, 6)})
         elif isinstance(item, BodyChunk):
             self._body.write(item.data)
             self._body.flush()
@@ -81,6 +82,7 @@ class Timing:
     request: dict[str, Any] | None = None
     status: int = 200
     content_type: str = "text/event-stream"
+    response_t: float | None = None
     reads: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -96,6 +98,11 @@ def read_timing(body_path: Path) -> Timing:
         elif "status" in record:
             timing.status = int(record["status"])
             timing.content_type = str(record.get("content_type", ""))
+            timing.response_t = _time_or_none(record.get("t"))
         elif "end" in record or "error" in record:
             timing.reads.append(record)
     return timing
+
+
+def _time_or_none(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

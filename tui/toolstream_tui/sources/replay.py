@@ -40,28 +40,32 @@ class ReplaySource:
             return
         if request is not None:
             yield request
-        yield ResponseHead(status=timing.status, content_type=timing.content_type)
-        reads = timing.reads
-        if not reads:
-            reads = [
-                {"end": min(end, len(body)), "t": 0.0}
-                for end in range(UNTIMED_READ, len(body) + UNTIMED_READ, UNTIMED_READ)
-            ]
+        yield ResponseHead(
+            status=timing.status, content_type=timing.content_type, t=timing.response_t
+        )
+        # Recorded arrival times, not the replay's: timings and lanes show the
+        # stream as it came from the provider, at any replay speed.
+        reads = timing.reads or [
+            {"end": min(end, len(body))}
+            for end in range(UNTIMED_READ, len(body) + UNTIMED_READ, UNTIMED_READ)
+        ]
         start = 0
         for read in reads:
-            await self._wait_until(float(read.get("t", 0.0)), elapsed)
+            recorded_t = read.get("t")
+            await self._wait_until(recorded_t, elapsed)
+            t = elapsed() if recorded_t is None else float(recorded_t)
             if "error" in read:
-                yield TransportError(str(read["error"]), elapsed())
+                yield TransportError(str(read["error"]), t)
                 return
             end = int(read["end"])
-            yield BodyChunk(body[start:end], elapsed())
+            yield BodyChunk(body[start:end], t)
             start = end
         if start < len(body):
             yield BodyChunk(body[start:], elapsed())
 
-    async def _wait_until(self, recorded_t: float, elapsed: Stopwatch) -> None:
-        if self.speed <= 0:
+    async def _wait_until(self, recorded_t: float | None, elapsed: Stopwatch) -> None:
+        if self.speed <= 0 or recorded_t is None:
             return
-        delay = recorded_t / self.speed - elapsed()
+        delay = float(recorded_t) / self.speed - elapsed()
         if delay > 0:
             await asyncio.sleep(delay)

@@ -1,0 +1,142 @@
+"""When things arrived: the field scanner (when each top-level argument field
+became known) and the report's `timing` section."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
+
+from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.core.fields import FieldClock, FieldScanner
+from toolstream_tui.core.timing import gaps
+
+
+def scanned(pieces: list[str]) -> list[tuple[str, int, int | None]]:
+    scanner = FieldScanner()
+    for piece in pieces:
+        scanner.feed(piece)
+    return [(field.key, field.named_at, field.complete_at) for field in scanner.fields]
+
+
+def value_text(raw: str, named_at: int, complete_at: int, value: Any) -> str:
+    """The value's text, from the colon after the key to the completing character:
+    inclusive for strings and containers (their closing character), exclusive for
+    numbers and literals (the comma or brace after them)."""
+    colon = raw.index(":", named_at + 1)
+    closes = isinstance(value, str | list | dict)
+    return raw[colon + 1 : complete_at + 1 if closes else complete_at]
+
+
+@given(obj=OBJECTS, style=st.sampled_from(STYLES), data=st.data())
+def test_every_top_level_field_is_found_where_it_is_complete(
+    obj: dict[str, Any], style: str, data: st.DataObject
+) -> None:
+    raw = serialise(obj, style)
+    pieces = data.draw(cut(raw))
+    fields = scanned(pieces)
+    assert fields == scanned([raw]), "the result depends on how the text was cut"
+    assert [key for key, _, _ in fields] == list(obj)
+    for key, named_at, complete_at in fields:
+        assert raw[named_at] == '"'
+        assert complete_at is not None
+        assert json.loads(value_text(raw, named_at, complete_at, obj[key])) == obj[key]
+
+
+@given(obj=OBJECTS.filter(bool), data=st.data())
+def test_a_field_is_not_complete_before_its_end_has_arrived(
+    obj: dict[str, Any], data: st.DataObject
+) -> None:
+    raw = json.dumps(obj)
+    whole = scanned([raw])
+    cut_at = data.draw(st.integers(0, len(raw)))
+    for (key, named_at, complete_at), partial in zip(whole, scanned([raw[:cut_at]]), strict=False):
+        assert partial[0] == key
+        assert partial[1] == named_at
+        assert partial[2] == (
+            complete_at if complete_at is not None and complete_at < cut_at else None
+        )
+
+
+def test_not_an_object_and_garbage_give_no_fields() -> None:
+    assert scanned(['[{"a": 1}, ', '{"b": 2}]']) == []
+    assert scanned(["garbage } ] , : \\", '"x']) == []
+
+
+def test_an_escape_cut_in_half_waits_for_its_second_character() -> None:
+    assert scanned(['{"a\\', '"b": 1}']) == [('a"b', 6, 10)]
+
+
+def test_field_clock_turns_offsets_into_arrival_times() -> None:
+    clock = FieldClock()
+    clock.add(['{"ci', 'ty": "B'], [0.1, 0.2])
+    clock.add(['eijing"', ', "days": 3'], [0.3, 0.4])
+    assert [(f.key, f.named, f.complete) for f in clock.timings()] == [
+        ("city", 0.2, 0.3),
+        ("days", 0.4, None),  # a number is complete only when what follows it arrives
+    ]
+    clock.add(["}"], [0.5])
+    assert clock.timings()[1].complete == 0.5
+
+
+def test_gaps_are_silences_over_the_threshold() -> None:
+    found = gaps([0.2, 0.3, 1.8, 1.9, 3.5], threshold=1.0, start=0.1)
+    assert [(gap.after, gap.start, round(gap.seconds, 6)) for gap in found] == [
+        (2, 0.3, 1.5),
+        (4, 1.9, 1.6),
+    ]
+
+
+READS = [
+    (0.2, sse(chunk(role="assistant", content="Let"))),
+    (0.3, sse(chunk(content=" me check."))),
+    (1.8, sse(chunk(tc(0, "call_1", "get_weather", "")))),
+    (1.9, sse(chunk(tc(0, args='{"city"')))),
+    (3.5, sse(chunk(tc(0, args=': "Oslo", "days": 3}')))),
+    (3.6, sse(chunk(finish="tool_calls"), "[DONE]")),
+]
+
+
+def test_the_report_times_every_milestone_of_a_stream() -> None:
+    session = StreamSession("test")
+    session.open(200, "text/event-stream", t=0.1)
+    for t, body in READS:
+        session.feed(body, t)
+    session.close(3.6)
+    timing = build_report(session.state)["timing"]
+    assert {key: timing[key] for key in list(timing)[:7]} == {
+        "response": 0.1,
+        "first_byte": 0.2,
+        "first_text": 0.2,
+        "first_tool_name": 1.8,
+        "first_argument_byte": 1.9,
+        "finish": 3.6,
+        "last_byte": 3.6,
+    }
+    assert timing["text"] == {"deltas": 2, "chars": 13, "seconds": 0.1, "deltas_per_second": 10.0}
+    assert timing["stalls"] == [
+        {"after": 2, "start": 0.3, "seconds": 1.5},
+        {"after": 4, "start": 1.9, "seconds": 1.6},
+    ]
+    (call,) = timing["calls"]
+    assert call["started"] == call["named"] == 1.8
+    assert (call["first_fragment"], call["last_fragment"], call["fragments"]) == (1.9, 3.5, 2)
+    assert call["gaps"] == [{"after": 1, "start": 1.9, "seconds": 1.6}]
+    assert call["fields"] == [
+        {"key": "city", "named": 1.9, "complete": 3.5},
+        {"key": "days", "named": 3.5, "complete": 3.5},
+    ]
+
+
+def test_a_name_that_arrives_late_is_timed_when_it_arrives() -> None:
+    session = StreamSession("test")
+    session.open(200, "text/event-stream", t=0.0)
+    session.feed(sse(chunk(tc(0, "call_1", None, '{"a":'))), 0.5)
+    session.feed(sse(chunk(tc(0, None, "late_name", " 1}"))), 2.0)
+    session.feed(sse(chunk(finish="tool_calls"), "[DONE]"), 2.1)
+    session.close(2.1)
+    (call,) = build_report(session.state)["timing"]["calls"]
+    assert (call["started"], call["named"]) == (0.5, 2.0)

@@ -1,0 +1,165 @@
+"""When each top-level field of a call's arguments became known.
+
+A field's key is *named* when its closing quote arrives, and its value is
+*complete* when the text that ends it arrives: the closing quote, brace or
+bracket of a string or container, or the comma or brace after a number or
+literal. The scanner reads an append-only buffer and resumes where it stopped,
+so following a growing buffer costs its length once. It never raises: text
+that is not a JSON object simply yields no fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+
+_STRUCTURE = re.compile(r'[{}\[\]",:]')
+_STRING_STOP = re.compile(r'["\\]')
+
+
+@dataclass(slots=True)
+class FieldSighting:
+    key: str
+    named_at: int  # offset of the key's closing quote
+    complete_at: int | None = None  # offset of the character that completed the value
+
+
+class FieldScanner:
+    """Follows the top level of one JSON object as its text grows. Only the text
+    not yet consumed is kept (and a key being read), so a long stream costs its
+    length once."""
+
+    def __init__(self) -> None:
+        self.fields: list[FieldSighting] = []
+        self._text = ""  # the text from absolute offset `_base` on
+        self._base = 0
+        self._pos = 0  # absolute offset of the next character to read
+        self._depth = 0
+        self._object = False  # the top-level value is an object
+        self._in_string = False
+        self._string_start = 0
+        self._key_string = False
+        self._expect_key = False
+        self._open: FieldSighting | None = None  # the field whose value is not complete
+
+    def feed(self, text: str) -> None:
+        """Read `text`, the next piece of the buffer."""
+        self._text += text
+        end = self._base + len(self._text)
+        while self._pos < end and self._step(end):
+            pass
+        keep = self._string_start if self._in_string and self._key_string else self._pos
+        self._text = self._text[keep - self._base :]
+        self._base = keep
+
+    def _step(self, end: int) -> bool:
+        """Read up to the next character that matters; False when it has not arrived."""
+        if self._in_string:
+            return self._step_in_string(end)
+        found = _STRUCTURE.search(self._text, self._pos - self._base)
+        if found is None:
+            self._pos = end
+            return False
+        self._structure(found.group(), self._base + found.start())
+        return True
+
+    def _step_in_string(self, end: int) -> bool:
+        stop = _STRING_STOP.search(self._text, self._pos - self._base)
+        if stop is None:
+            self._pos = end
+            return False
+        at = self._base + stop.start()
+        if stop.group() == "\\":
+            if at + 1 >= end:  # the escaped character has not arrived yet
+                self._pos = at
+                return False
+            self._pos = at + 2
+            return True
+        self._in_string = False
+        self._pos = at + 1
+        if self._key_string:
+            quoted = self._text[self._string_start - self._base : at - self._base + 1]
+            self._open = FieldSighting(_decoded_key(quoted), named_at=at)
+            self.fields.append(self._open)
+            self._expect_key = False
+        elif self._depth == 1:
+            self._complete(at)
+        return True
+
+    def _structure(self, char: str, at: int) -> None:
+        self._pos = at + 1
+        if char == '"':
+            self._in_string = True
+            self._string_start = at
+            self._key_string = self._object and self._depth == 1 and self._expect_key
+        elif char in "{[":
+            if self._depth == 0:
+                self._object = char == "{"
+                self._expect_key = self._object
+            self._depth += 1
+        elif char in "}]":
+            self._depth -= 1
+            if self._depth <= 1:
+                self._complete(at)
+        elif char == "," and self._depth == 1:
+            self._complete(at)
+            self._expect_key = True
+
+    def _complete(self, at: int) -> None:
+        if self._object and self._open is not None and self._open.complete_at is None:
+            self._open.complete_at = at
+            self._open = None
+
+
+def _decoded_key(quoted: str) -> str:
+    try:
+        key = json.loads(quoted)
+    except ValueError:
+        return quoted[1:-1]
+    return key if isinstance(key, str) else quoted[1:-1]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldTiming:
+    key: str
+    named: float  # seconds: arrival of the fragment that completed the key
+    complete: float | None  # arrival of the fragment that completed the value
+
+    def as_dict(self) -> dict[str, object]:
+        return {"key": self.key, "named": self.named, "complete": self.complete}
+
+
+class FieldClock:
+    """A scanner over a call's fragments that turns text offsets into arrival
+    times. Feed it fragments as they arrive (or all at once)."""
+
+    def __init__(self) -> None:
+        self.scanner = FieldScanner()
+        self._ends: list[int] = []  # offset just past each fragment
+        self._times: list[float] = []
+
+    def add(self, fragments: list[str], times: list[float]) -> None:
+        if not fragments:
+            return
+        offset = self._ends[-1] if self._ends else 0
+        for fragment, t in zip(fragments, times, strict=True):
+            offset += len(fragment)
+            self._ends.append(offset)
+            self._times.append(t)
+        self.scanner.feed("".join(fragments))
+
+    def arrival(self, offset: int) -> float:
+        """The arrival time of the fragment holding character `offset`."""
+        return self._times[bisect_left(self._ends, offset + 1)]
+
+    def timings(self) -> list[FieldTiming]:
+        return [
+            FieldTiming(
+                field.key,
+                self.arrival(field.named_at),
+                None if field.complete_at is None else self.arrival(field.complete_at),
+            )
+            for field in self.scanner.fields
+        ]
