@@ -20,6 +20,11 @@ print(",".join(loaded))
     "module",
     [
         "toolstream_tui.core",
+        "toolstream_tui.core.diff",
+        "toolstream_tui.core.fields",
+        "toolstream_tui.core.schema",
+        "toolstream_tui.core.timing",
+        "toolstream_tui.diffing",
         "toolstream_tui.sources",
         "toolstream_tui.sources.http",
         "toolstream_tui.sources.replay",

@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Watch LLM tool calls stream in over Server-Sent Events. "
-        "With no source, watches the embedded stub server's 'demo' scenario.",
+        "With no source, watches the embedded stub server's 'demo' scenario. "
+        "'toolstream-tui diff A B' compares two recordings.",
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -238,6 +239,11 @@ def print_scenarios() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["diff"]:
+        from .diffing import main_diff
+
+        return main_diff(argv[1:])
     args = build_parser().parse_args(argv)
     args.notice = None
     if args.list_scenarios:

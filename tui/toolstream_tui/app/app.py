@@ -34,6 +34,7 @@ from ..core.events import (
     WireEvent,
 )
 from ..core.report import fragment_rows, report_json
+from ..core.timing import stream_timing
 from ..core.visible import inert_text
 from ..sources import Limits, Source, pump
 from ..sources.base import Clock, monotonic
@@ -41,6 +42,7 @@ from ..sources.recording import source_items
 from .display import DisplayQueue
 from .screens.anomalies import AnomaliesScreen
 from .screens.inspector import ROW_LIMIT, InspectorScreen
+from .screens.timeline import TimelineScreen
 from .widgets.lane import CallLane
 from .widgets.lanes import LaneColumn
 from .widgets.raw_log import RawLog
@@ -67,6 +69,7 @@ class ToolstreamApp(App[int]):
         Binding("l", "toggle_log", "Raw log", id="toggle-log"),
         Binding("i", "inspect", "Inspect", id="inspect"),
         Binding("a", "anomalies", "Anomalies", id="anomalies"),
+        Binding("w", "timeline", "Timeline", id="timeline"),
         Binding("e", "export", "Export", id="export"),
         Binding("s", "screenshot", "SVG", id="screenshot"),
         Binding("down,j", "focus_lane(1)", "Next lane", id="next-lane", show=False),
@@ -335,6 +338,11 @@ class ToolstreamApp(App[int]):
 
     def action_anomalies(self) -> None:
         self.push_screen(AnomaliesScreen(list(self.session.state.anomalies)))
+
+    def action_timeline(self) -> None:
+        state = self.session.state
+        arrivals = {index: list(slot.fragment_times) for index, slot in state.calls.items()}
+        self.push_screen(TimelineScreen(stream_timing(state), arrivals, list(state.read_times)))
 
     def action_export(self) -> None:
         path = self.output_dir / REPORT_NAME

@@ -53,16 +53,20 @@ def build_report(state: StreamState) -> dict[str, Any]:
 
 
 def report_json(state: StreamState) -> str:
-    """The report as printed by --headless and written by the app's export: UTF-8
-    kept readable, but nothing in it can steer or hide from a terminal."""
-    report = build_report(state)
+    """The report as printed by --headless and written by the app's export."""
+    return printable_json(build_report(state))
+
+
+def printable_json(value: Any) -> str:
+    """Indented JSON with UTF-8 kept readable, but nothing in it can steer or hide
+    from a terminal."""
     try:
-        text = json.dumps(report, ensure_ascii=False, indent=2)
+        text = json.dumps(value, ensure_ascii=False, indent=2)
     except RecursionError:  # arguments nested ~1000 deep: orjson reads them, json needs room
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + DEEP_REPORT_FRAMES)
         try:
-            text = json.dumps(report, ensure_ascii=False, indent=2)
+            text = json.dumps(value, ensure_ascii=False, indent=2)
         finally:
             sys.setrecursionlimit(limit)
     return json_inert(text) + "\n"

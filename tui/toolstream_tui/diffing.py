@@ -1,0 +1,114 @@
+"""`toolstream-tui diff A B`: replay two recordings and compare what came.
+
+Exit codes follow diff(1): 0 identical, 1 different, 2 trouble. `--headless`
+prints the diff as JSON without importing Textual; otherwise a small Textual app
+shows it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any
+
+from .core import StreamSession, StreamState
+from .core.detect import DIALECTS
+from .core.diff import diff_states
+from .core.report import printable_json
+from .core.visible import inert
+from .sources import ResponseHead, SourceItem, TransportError, pump
+from .sources.replay import ReplaySource
+
+PROG = "toolstream-tui diff"
+EXIT_IDENTICAL = 0
+EXIT_DIFFERENT = 1
+EXIT_TROUBLE = 2
+EXIT_INTERRUPTED = 130
+
+
+class Unreadable(Exception):
+    """A recording (or its timing file) could not be read."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Replay two recordings and compare their text, tool calls and anomalies. "
+        "Fragment boundaries are reported but never count as a difference. "
+        "Exit status: 0 identical, 1 different, 2 trouble.",
+    )
+    parser.add_argument("a", metavar="A", type=Path, help="the first recording")
+    parser.add_argument("b", metavar="B", type=Path, help="the second recording")
+    parser.add_argument("--headless", action="store_true", help="print the diff as JSON, no UI")
+    parser.add_argument(
+        "--dialect",
+        choices=sorted(DIALECTS),
+        help="read both recordings as this dialect (default: detected from each)",
+    )
+    return parser
+
+
+def check_readable(path: Path) -> None:
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise Unreadable(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+async def _refusing_unreadable(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+    """The replay's items; a failure before the response head means the recording
+    could not be read (a broken timing file), which is trouble, not a stream."""
+    opened = False
+    async with aclosing(items):
+        async for item in items:
+            if isinstance(item, TransportError) and not opened:
+                raise Unreadable(item.message)
+            opened = opened or isinstance(item, ResponseHead)
+            yield item
+
+
+def replay_state(path: Path, dialect: str | None) -> StreamState:
+    """The recording replayed as fast as possible into a fresh session."""
+    check_readable(path)
+    source = ReplaySource(path, speed=0)
+    session = StreamSession(source.label, dialect, live=False)
+    asyncio.run(pump(_refusing_unreadable(source.items()), session, lambda events: None))
+    return session.state
+
+
+def diff_recordings(a: Path, b: Path, dialect: str | None = None) -> dict[str, Any]:
+    return diff_states(replay_state(a, dialect), replay_state(b, dialect))
+
+
+def exit_code_of(diff: dict[str, Any]) -> int:
+    return EXIT_IDENTICAL if diff["identical"] else EXIT_DIFFERENT
+
+
+def show(diff: dict[str, Any], headless: bool) -> int:
+    code = exit_code_of(diff)
+    if headless:
+        sys.stdout.write(printable_json(diff))
+        return code
+    from .app.diff_app import run_diff_app  # Textual loads only for the UI
+
+    return run_diff_app(diff, code)
+
+
+def main_diff(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        diff = diff_recordings(args.a, args.b, args.dialect)
+    except Unreadable as exc:
+        print(f"{PROG}: {inert(str(exc))}", file=sys.stderr)
+        return EXIT_TROUBLE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return show(diff, args.headless)
+
+
+if __name__ == "__main__":
+    sys.exit(main_diff(sys.argv[1:]))
