@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from toolstream_stubs import StubServer
+from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 
@@ -77,7 +77,8 @@ def app_stub() -> Iterator[StubServer]:
 
 
 def make_app(server: StubServer, scenario: str, **options: Any) -> ToolstreamApp:
-    request = HttpRequest(url=server.scenario_url(scenario), method="POST", body=b"{}")
+    body = load_scenario(scenario).request or b"{}"  # as the embedded stub sends it
+    request = HttpRequest(url=server.scenario_url(scenario), method="POST", body=body)
     source = HttpSource(request, clock=frozen_clock)
     source.label = f"stub:{scenario}"
     app = ToolstreamApp(source, clock=frozen_clock, keep_handled=True, **options)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import CliRunner
-from toolstream_stubs import StubServer, list_scenarios
+from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_stubs.generators import generate_items
 
 WEATHER_TEXT = "I'll check the weather in 北京 and 上海 for you."
@@ -49,6 +50,12 @@ def generated_calls(scenario: str) -> list[tuple[int, str | None, str | None, An
         for index, call in sorted(calls.items())
     ]
 
+
+SCHEMA_MISMATCH_CALLS: list[tuple[int, str | None, str | None, Any]] = [
+    (0, "call_w", "get_weather", {"city": "Oslo", "unit": "kelvin", "days": 30, "hourly": True}),
+    (1, "call_t", "get_time", {"tz": "Europe/Oslo"}),
+    (2, "call_m", "send_email", {"to": "me"}),
+]
 
 EXPECTED: dict[str, Expected] = {
     "demo": Expected(
@@ -362,6 +369,10 @@ EXPECTED: dict[str, Expected] = {
         dialect="openai-responses",
     ),
     "http-401-echo": Expected(1, "error", error_contains="HTTP 401: Incorrect API key provided"),
+    # Over --url without its request body no tools are declared, so nothing is checked.
+    "schema-mismatch": Expected(
+        0, "finished", "tool_calls", SCHEMA_MISMATCH_CALLS, text="Checking Oslo."
+    ),
 }
 
 
@@ -411,3 +422,45 @@ def test_headless_scenario_uses_the_embedded_stub(cli: CliRunner) -> None:
     assert report["source"] == "stub:weather"
     assert [c["fragments"] for c in report["tool_calls"]] == [5]
     assert report["tool_calls"][0]["arguments"] == {"location": "Beijing"}
+
+
+def test_arguments_are_checked_against_the_tools_the_request_declared(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    """The embedded stub sends the scenario's request body, which declares tools;
+    a recording keeps that request, so its replay checks the same."""
+    recording = str(tmp_path / "schema.sse")
+    live = cli(
+        "--headless", "--scenario", "schema-mismatch", "--speed", "0", "--record", str(recording)
+    )
+    replayed = cli("--headless", "--replay", recording, "--speed", "0")
+    for result in (live, replayed):
+        report = json.loads(result.stdout)
+        assert result.returncode == 2, "schema errors count like parse errors"
+        assert report["declared_tools"] == ["get_weather", "get_time"]
+        weather, time, mail = report["tool_calls"]
+        assert [(e["path"], e["keyword"]) for e in weather["schema_errors"]] == [
+            ("$", "additionalProperties"),
+            ("$.days", "maximum"),
+            ("$.unit", "enum"),
+        ]
+        assert (
+            "'kelvin' is not one of ['celsius', 'fahrenheit']"
+            in weather["schema_errors"][2]["message"]
+        )
+        assert time["schema_errors"] == mail["schema_errors"] == []
+        kinds = {(a["kind"], a["index"]) for a in report["anomalies"]}
+        assert kinds == {("schema-mismatch", 0), ("unknown-tool", 2)}
+        assert "call 0 (get_weather): 3 schema errors" in result.stderr
+
+
+def test_a_request_body_given_with_d_declares_the_tools(
+    random_split_stub: StubServer, cli: CliRunner, tmp_path: Path
+) -> None:
+    body = tmp_path / "request.json"
+    body.write_bytes(load_scenario("schema-mismatch").request or b"")
+    url = random_split_stub.scenario_url("schema-mismatch")
+    result = cli("--headless", "--url", url, "-d", f"@{body}")
+    report = json.loads(result.stdout)
+    assert result.returncode == 2
+    assert [len(call["schema_errors"]) for call in report["tool_calls"]] == [3, 0, 0]

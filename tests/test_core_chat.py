@@ -61,6 +61,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None) -> None:
             "error": None,
             "error_position": None,
             "fragments": 2,
+            "schema_errors": [],
         },
         {
             "index": 1,
@@ -72,6 +73,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None) -> None:
             "error": None,
             "error_position": None,
             "fragments": 1,
+            "schema_errors": [],
         },
     ]
 

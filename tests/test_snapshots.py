@@ -133,3 +133,13 @@ def test_responses_stream(snap_compare: Snap, app_stub: StubServer) -> None:
     with call_id and the fc_ item id, both trees."""
     app = make_app(app_stub, "responses-interleaved")
     assert snap_compare(app, terminal_size=(110, 28), run_before=settled_then())
+
+
+def test_schema_errors(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`schema-mismatch`, whose request declares get_weather and get_time: lane 0
+    parsed but yellow, "3 schema errors", listing $ (hourly unexpected), $.days
+    (30 > 14) and $.unit (kelvin not an allowed unit); lane 1 a clean tree;
+    lane 2 (send_email) with an anomaly badge for the undeclared tool; the status
+    bar says 1 call against schema."""
+    app = make_app(app_stub, "schema-mismatch")
+    assert snap_compare(app, terminal_size=(120, 36), run_before=settled_then())

@@ -69,6 +69,7 @@ class Scenario:
     rendered: bytes
     endpoint: str = CHAT_ENDPOINT
     echo_api_key: bool = False
+    request: bytes | None = None  # the body a client would send (its declared tools)
 
     @property
     def is_sse(self) -> bool:
@@ -189,6 +190,7 @@ def load_scenario(name: str) -> Scenario:
         rendered=body,
         endpoint=endpoint,
         echo_api_key=bool(spec.get("echo_api_key", False)),
+        request=json.dumps(spec["request"]).encode() if "request" in spec else None,
     )
 
 

@@ -202,6 +202,15 @@ def one_line_summary(session: StreamSession) -> str | None:
     if failed:
         slot = failed[0]
         return f"call {slot.index} ({slot.name}): {slot.error}"
+    rejected = [slot for slot in state.calls.values() if slot.schema_errors]
+    if rejected:
+        slot = rejected[0]
+        first = slot.schema_errors[0]
+        count = len(slot.schema_errors)
+        return (
+            f"call {slot.index} ({slot.name}): {count} schema error{'s' * (count != 1)}; "
+            f"first at {first.path}: {first.message}"
+        )
     return None
 
 

@@ -243,8 +243,11 @@ class ToolstreamApp(App[int]):
 
     def _on_call_parsed(self, event: CallParsed) -> None:
         lane = self.lanes.lanes[event.index]
-        lane.sync(self.session.state.calls[event.index], self.shown_event)
+        slot = self.session.state.calls[event.index]
+        lane.sync(slot, self.shown_event)
         lane.show_parsed(event.arguments, event.error, event.error_position)
+        if slot.schema_errors:
+            lane.show_schema_errors(slot.schema_errors)
 
     def _on_anomaly(self, event: AnomalyRecorded) -> None:
         self.facts.anomalies += 1
@@ -265,7 +268,8 @@ class ToolstreamApp(App[int]):
         self.facts.elapsed = self.clock() - self._started
         for lane in self.lanes.ordered():
             lane.mark_ended(event.status.value, lane_error(self.session, lane.index))
-            self.facts.failed_calls += lane.state != "parsed"
+            self.facts.failed_calls += not lane.parsed
+            self.facts.rejected_calls += lane.has_class("-schema")
         self.text_pane.mark_ended()
         if event.trailing:
             self.raw_log.add_trailing(event.trailing)

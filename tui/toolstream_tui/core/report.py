@@ -28,6 +28,7 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
         "error": slot.error,
         "error_position": slot.error_position,
         "fragments": len(slot.fragments),
+        "schema_errors": [error.as_dict() for error in slot.schema_errors],
     }
 
 
@@ -40,6 +41,7 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "text": "".join(state.text),
         "reasoning": "".join(state.reasoning),
         "refusal": "".join(state.refusal),
+        "declared_tools": None if state.tools is None else list(state.tools.schemas),
         "tool_calls": [call_report(state.calls[index]) for index in sorted(state.calls)],
         "anomalies": [anomaly.as_dict() for anomaly in state.anomalies],
         "events": state.events,
@@ -75,7 +77,7 @@ def printable_json(value: Any) -> str:
 def exit_code(state: StreamState) -> int:
     if state.status is Status.ERROR:
         return EXIT_FAILED
-    if state.status is Status.TRUNCATED or not state.all_calls_parsed:
+    if state.status is Status.TRUNCATED or not state.all_calls_valid:
         return EXIT_INCOMPLETE
     return EXIT_OK
 

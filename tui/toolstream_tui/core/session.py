@@ -11,6 +11,7 @@ from typing import Any
 
 from .detect import make_dialect
 from .dialect import preview
+from .schema import declared_tools
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .sse import SSEComment, SSEDecoder
 from .state import StreamState
@@ -108,6 +109,11 @@ class StreamSession:
         self.content_type = content_type
         self.mode = _mode_for(status, content_type)
         self.state.outbox.append(ResponseOpened(status, content_type, self.mode))
+        return self.state.drain()
+
+    def requested(self, body: str | None) -> list[StreamEvent]:
+        """The request that was sent: its declared tools check the calls' arguments."""
+        self.state.declare_tools(declared_tools(body))
         return self.state.drain()
 
     def redirected(self, hops: tuple[str, ...], final_url: str) -> list[StreamEvent]:

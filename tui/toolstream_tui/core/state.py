@@ -29,6 +29,7 @@ from .events import (
     StreamEvent,
     TextAppended,
 )
+from .schema import DeclaredTools, SchemaError
 from .strict_json import loads
 
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
@@ -52,6 +53,7 @@ class CallSlot:
     arguments: Any = None
     error: str | None = None
     error_position: int | None = None
+    schema_errors: list[SchemaError] = field(default_factory=list)
     _raw: str | None = None
 
     @property
@@ -86,6 +88,7 @@ class CallSlot:
         raw = self.arguments_raw
         self.parsed = True
         self.error = self.error_position = None
+        self.schema_errors = []
         if raw.strip() == "":
             self.arguments = {}
             return
@@ -125,6 +128,7 @@ class StreamState:
     outbox: list[StreamEvent] = field(default_factory=list)
     live: bool = True  # emit per-event detail (wire and text events); headless needs none
     fragment_events: bool = True
+    tools: DeclaredTools | None = None  # what the request declared, when it is known
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------
@@ -236,6 +240,11 @@ class StreamState:
         if reason is not None:
             self.finish_reason = reason
 
+    def declare_tools(self, tools: DeclaredTools | None) -> None:
+        self.tools = tools
+        for problem in tools.problems if tools else ():
+            self.note("tool-declaration-invalid", None, problem, None)
+
     def set_dialect(self, name: str) -> None:
         self.dialect = name
         self.outbox.append(DialectDetected(name))
@@ -286,17 +295,44 @@ class StreamState:
                 slot.parse()
                 if slot.error is not None:
                     self._check_merged_json(slot)
-                elif not isinstance(slot.arguments, dict):
-                    kind = "null" if slot.arguments is None else type(slot.arguments).__name__
-                    self.note(
-                        "arguments-not-object",
-                        index,
-                        f"arguments parse to {kind}, not an object; a tool expects an object",
-                        slot.fragment_events[-1] if slot.fragment_events else None,
-                    )
+                else:
+                    self._check_parsed(slot)
                 self.outbox.append(
                     CallParsed(index, slot.arguments, slot.error, slot.error_position)
                 )
+
+    def _check_parsed(self, slot: CallSlot) -> None:
+        """Parsed arguments: an object, of a declared tool, that its schema accepts?"""
+        last_event = slot.fragment_events[-1] if slot.fragment_events else None
+        if not isinstance(slot.arguments, dict):
+            kind = "null" if slot.arguments is None else type(slot.arguments).__name__
+            self.note(
+                "arguments-not-object",
+                slot.index,
+                f"arguments parse to {kind}, not an object; a tool expects an object",
+                last_event,
+            )
+        if self.tools is None or slot.name is None:  # a nameless call is named-missing already
+            return
+        if not self.tools.declares(slot.name):
+            declared = ", ".join(map(repr, self.tools.schemas)) or "none"
+            self.note(
+                "unknown-tool",
+                slot.index,
+                f"call to {slot.name!r}, which the request did not declare (declared: {declared})",
+                last_event,
+            )
+            return
+        slot.schema_errors = self.tools.check(slot.name, slot.arguments)
+        if slot.schema_errors:
+            first = slot.schema_errors[0]
+            self.note(
+                "schema-mismatch",
+                slot.index,
+                f"{len(slot.schema_errors)} schema error(s); first at {first.path}: "
+                f"{first.message}",
+                last_event,
+            )
 
     def drain(self) -> list[StreamEvent]:
         events, self.outbox = self.outbox, []
@@ -305,3 +341,8 @@ class StreamState:
     @property
     def all_calls_parsed(self) -> bool:
         return all(slot.parsed and slot.error is None for slot in self.calls.values())
+
+    @property
+    def all_calls_valid(self) -> bool:
+        """Every call parsed, and no declared schema rejected its arguments."""
+        return self.all_calls_parsed and not any(slot.schema_errors for slot in self.calls.values())

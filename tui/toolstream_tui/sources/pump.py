@@ -58,6 +58,7 @@ async def pump(
                 )
                 return
             if isinstance(item, RequestSent):
+                sink(session.requested(item.body))
                 continue
             if isinstance(item, ResponseHead):
                 opened = True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 
-from toolstream_stubs import StubServer
+from toolstream_stubs import StubServer, load_scenario
 
 from .base import Clock, SourceItem, monotonic
 from .http import HttpRequest, HttpSource
@@ -27,7 +27,8 @@ class StubSource:
         split = "whole" if self.speed <= 0 else "event"
         server = StubServer(self.scenario, speed=self.speed, split=split).start()
         try:
-            request = HttpRequest(url=server.url, method="POST", body=b"{}", timeout=self.timeout)
+            body = load_scenario(self.scenario).request or b"{}"
+            request = HttpRequest(url=server.url, method="POST", body=body, timeout=self.timeout)
             async with aclosing(HttpSource(request, self._clock).items()) as items:
                 async for item in items:
                     yield item

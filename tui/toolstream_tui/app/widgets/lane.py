@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ...core.events import Anomaly, CallStarted
+from ...core.schema import SchemaError
 from ...core.state import CallSlot
 from ...core.visible import inert
 from .arguments_tree import ArgumentsTree
@@ -64,8 +65,11 @@ class CallLane(Vertical, can_focus=True):
     CallLane.-failed, CallLane.-truncated { border: round $error; }
     CallLane.-failed:focus, CallLane.-truncated:focus { border: double $error; }
     CallLane.-has-anomalies { border-subtitle-color: $warning; }
+    CallLane.-schema { border: round $warning; }
+    CallLane.-schema:focus { border: double $warning; }
     CallLane > ArgumentBuffer, CallLane > ArgumentsTree { height: 1fr; }
     CallLane > .lane--error { color: $error; height: auto; max-height: 3; }
+    CallLane.-schema > .lane--error { color: $warning; max-height: 4; }
     CallLane > .lane--counter { color: $text-muted; height: 1; }
     """
 
@@ -149,6 +153,13 @@ class CallLane(Vertical, can_focus=True):
             self.buffer.set_mark(position)
         self._refresh_titles()
 
+    def show_schema_errors(self, errors: list[SchemaError]) -> None:
+        """The arguments parsed, but the tool's declared schema rejects them."""
+        self.state = plural(len(errors), "schema error")
+        self.set_class(True, "-schema")
+        self._show_error(*(f"{error.path}: {error.message}" for error in errors))
+        self._refresh_titles()
+
     def mark_ended(self, status: str, error: str | None) -> None:
         """The stream ended before this call was parsed."""
         if self.parsed or self.state == "invalid JSON":
@@ -187,12 +198,12 @@ class CallLane(Vertical, can_focus=True):
     def refresh_counter(self) -> None:
         elapsed = max(0.0, self.latest - self.started)
         self.counter.update(
-            Text(f"{self.fragments} fragments · {self.chars} chars · {elapsed:.2f}s"),
+            Text(f"{plural(self.fragments, 'fragment')} · {self.chars} chars · {elapsed:.2f}s"),
             layout=False,
         )
 
-    def _show_error(self, error: str) -> None:
-        self.error_line.update(Text(inert(error)))
+    def _show_error(self, *lines: str) -> None:
+        self.error_line.update(Text("\n".join(map(inert, lines))))
         self.error_line.display = True
 
     def _refresh_titles(self) -> None:
@@ -208,3 +219,7 @@ class CallLane(Vertical, can_focus=True):
         self.focus()
         if event.chain >= 2:
             self.post_message(self.Selected(self))
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"

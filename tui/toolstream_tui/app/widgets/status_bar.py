@@ -50,6 +50,7 @@ class StatusFacts:
     elapsed: float = 0.0
     anomalies: int = 0
     failed_calls: int = 0
+    rejected_calls: int = 0  # parsed, but their tool's schema rejects them
     waiting: float = 0.0  # seconds since the last data, while streaming
 
 
@@ -66,6 +67,9 @@ class StatusBar(Static):
         if facts.failed_calls:
             plural = "s" if facts.failed_calls > 1 else ""
             line.append(f" · {facts.failed_calls} call{plural} not parsed", "bold red")
+        if facts.rejected_calls:
+            plural = "s" if facts.rejected_calls > 1 else ""
+            line.append(f" · {facts.rejected_calls} call{plural} against schema", "bold yellow")
         if facts.paused:
             line.append(" ")
             line.append(" PAUSED ", "bold reverse")
