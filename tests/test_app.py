@@ -311,3 +311,40 @@ async def test_only_lanes_in_view_are_redrawn(app_stub: StubServer) -> None:
         assert lanes[-1] in app.lanes.visible()
         assert lanes[0] not in app.lanes.visible()
         assert len(app.lanes.visible()) < len(lanes)
+
+
+async def test_preview_follows_each_step_and_gives_way_to_the_parsed_tree(
+    app_stub: StubServer,
+) -> None:
+    app = make_app(app_stub, "weather", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        for _ in range(4):
+            await pilot.press("n")
+        lane = app.lanes.lanes[0]
+        assert lane.view == "raw"
+        await pilot.press("p")
+        assert lane.view == "preview"
+        assert lane.preview.value == {"location": "Be"}
+        assert str(lane.preview_tree.root.label).startswith("preview of 15 chars, not final")
+        await pilot.press("n")  # 'ijing'
+        assert lane.preview.value == {"location": "Beijing"}
+        assert "streaming · preview" in str(lane.border_subtitle)
+        await pilot.press("space")
+        await wait_settled(app)
+        assert lane.view == "tree" and lane.arguments == {"location": "Beijing"}
+        assert "preview" not in str(lane.border_subtitle)
+        await pilot.press("t")
+        assert lane.view == "raw", "after the finish, t still flips between tree and raw"
+
+
+async def test_each_lane_says_when_its_fields_were_complete(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "schema-mismatch")
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        lines = [str(lane.fields_line.render()) for lane in app.lanes.ordered()]
+    assert lines == [
+        "fields city 0.00s · unit 0.00s · days 0.00s · hourly 0.00s",
+        "fields tz 0.00s",
+        "fields to 0.00s",
+    ]

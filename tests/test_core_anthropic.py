@@ -174,6 +174,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None, event_lines: bool) -
             "error": None,
             "error_position": None,
             "fragments": 3,
+            "schema_errors": [],
         },
         {
             "index": 2,
@@ -185,6 +186,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None, event_lines: bool) -
             "error": None,
             "error_position": None,
             "fragments": 1,
+            "schema_errors": [],
         },
     ]
 
@@ -784,6 +786,7 @@ def test_any_inputs_any_fragments_any_writes_reassemble_exactly(scenario: Scenar
             "error": None,
             "error_position": None,
             "fragments": len(call.fragments),
+            "schema_errors": [],
         }
         for call in scenario.calls
     ]

@@ -188,6 +188,7 @@ def expected_calls(scenario: Scenario) -> list[dict[str, Any]]:
             "error": None,
             "error_position": None,
             "fragments": sum(1 for text in call.wire if text),
+            "schema_errors": [],
         }
         for call in scenario.calls
     ]

@@ -204,6 +204,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None, event_lines: bool) -
             "error": None,
             "error_position": None,
             "fragments": 3,
+            "schema_errors": [],
         },
         {
             "index": 2,
@@ -215,6 +216,7 @@ def test_textbook_stream_finishes_clean(pieces: int | None, event_lines: bool) -
             "error": None,
             "error_position": None,
             "fragments": 3,
+            "schema_errors": [],
         },
     ]
 
@@ -747,6 +749,7 @@ def test_any_arguments_interleaved_any_writes_reassemble_exactly(scenario: Scena
             "error": None,
             "error_position": None,
             "fragments": len(call.fragments),
+            "schema_errors": [],
         }
         for call in scenario.calls
     ]

@@ -143,3 +143,12 @@ def test_schema_errors(snap_compare: Snap, app_stub: StubServer) -> None:
     bar says 1 call against schema."""
     app = make_app(app_stub, "schema-mismatch")
     assert snap_compare(app, terminal_size=(120, 36), run_before=settled_then())
+
+
+def test_preview_mid_stream(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`demo` with previews on (`--preview`), paused after 16 events: both lanes
+    show a yellow "preview of N chars, not final" tree of what their arguments
+    parse to so far (city 北京 in lane 0, a cut-off city in lane 1), subtitles
+    "streaming · preview", and a fields line under each."""
+    app = make_app(app_stub, "demo", start_paused=True, preview=True)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=stepped(16))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .bundle import write_bundle
 from .core import StreamSession, exit_code
 from .core.detect import DIALECTS
 from .core.events import Status
@@ -20,7 +21,7 @@ from .core.report import report_json
 from .core.session import MAX_BYTES, MAX_EVENT_BYTES
 from .core.visible import inert
 from .sources import Limits, Source, pump
-from .sources.recording import source_items
+from .sources.recording import Tape, TapeSource, source_items
 
 if TYPE_CHECKING:
     from .sources.http import HttpRequest
@@ -78,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="reveal the text at a steady N characters per second (default: as received)",
     )
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help="start with live previews: streaming lanes show what their arguments parse "
+        "to so far (toggle with p)",
+    )
     limits = parser.add_argument_group("limits")
     limits.add_argument(
         "--max-bytes",
@@ -100,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="end the stream as truncated after SECONDS without data (default: never)",
     )
     parser.add_argument("--record", metavar="FILE", type=Path, help="record what is received")
+    parser.add_argument(
+        "--bundle",
+        metavar="DIR",
+        type=Path,
+        help="write a repro bundle to DIR once the stream is over: the recording, the "
+        "report, an SVG of the screen and a README on replaying it (in the app: key b)",
+    )
     parser.add_argument("--headless", action="store_true", help="print a JSON report, no UI")
     return parser
 
@@ -218,13 +232,20 @@ def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout)
 
 
-def run_headless(source: Source, record: Path | None, dialect: str | None, limits: Limits) -> int:
+def run_headless(
+    source: Source,
+    record: Path | None,
+    dialect: str | None,
+    limits: Limits,
+    bundle: Path | None = None,
+) -> int:
     session = limits.session(source.label, dialect, live=False)
+    tape = Tape(source.label) if bundle is not None else None
     try:
-        items = source_items(source, record)
+        items = source_items(source, record, tape)
     except OSError as exc:  # the watch goes on without the recording
         print(f"{PROG}: cannot record to {record}: {exc.strerror}; not recording", file=sys.stderr)
-        items = source.items()
+        items = source_items(source, None, tape)
     status = None
     try:
         asyncio.run(pump(items, session, lambda events: None, limits.idle_timeout))
@@ -232,10 +253,29 @@ def run_headless(source: Source, record: Path | None, dialect: str | None, limit
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
     sys.stdout.write(report_json(session.state))
+    if bundle is not None and tape is not None:
+        write_headless_bundle(bundle, tape, session)
     summary = one_line_summary(session)
     if summary:
         print(f"{PROG}: {inert(summary)}", file=sys.stderr)
     return status or exit_code(session.state)
+
+
+def write_headless_bundle(directory: Path, tape: Tape, session: StreamSession) -> None:
+    """The bundle, with the screen drawn off-screen (this loads Textual)."""
+    try:
+        from .app.screenshot import render_screenshot
+
+        screenshot: str | None = render_screenshot(TapeSource(tape))
+    except Exception as exc:  # the bundle is still worth writing without its picture
+        print(f"{PROG}: no screenshot in the bundle: {inert(str(exc))}", file=sys.stderr)
+        screenshot = None
+    try:
+        write_bundle(directory, tape, session.state, screenshot)
+    except OSError as exc:
+        print(f"{PROG}: cannot write bundle to {directory}: {exc.strerror}", file=sys.stderr)
+        return
+    print(f"{PROG}: repro bundle written to {directory}", file=sys.stderr)
 
 
 def print_scenarios() -> None:
@@ -261,11 +301,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = build_source(args)
         if args.headless:
-            return run_headless(source, args.record, args.dialect, limits_of(args))
+            return run_headless(source, args.record, args.dialect, limits_of(args), args.bundle)
         from .app import run_app  # Textual loads only for the UI
 
         return run_app(
-            source, args.record, args.typing_cps, args.dialect, args.notice, limits_of(args)
+            source,
+            args.record,
+            args.typing_cps,
+            args.dialect,
+            args.notice,
+            limits_of(args),
+            preview=args.preview,
+            bundle=args.bundle,
         )
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)

@@ -18,6 +18,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from ..bundle import write_bundle
 from ..core import StreamSession
 from ..core.events import (
     AnomalyRecorded,
@@ -38,7 +39,7 @@ from ..core.timing import stream_timing
 from ..core.visible import inert_text
 from ..sources import Limits, Source, pump
 from ..sources.base import Clock, monotonic
-from ..sources.recording import source_items
+from ..sources.recording import Tape, source_items
 from .display import DisplayQueue
 from .screens.anomalies import AnomaliesScreen
 from .screens.inspector import ROW_LIMIT, InspectorScreen
@@ -63,15 +64,17 @@ class ToolstreamApp(App[int]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("space", "toggle_pause", "Pause", id="pause"),
         Binding("n", "step", "Step", id="step"),
-        Binding("r", "restart", "Restart", id="restart"),
-        Binding("t", "toggle_lane", "Tree/raw", id="toggle-lane"),
+        Binding("r", "restart", "Rerun", id="restart"),
+        Binding("t", "toggle_lane", "Tree", id="toggle-lane"),
+        Binding("p", "toggle_preview", "Preview", id="toggle-preview"),
         Binding("T", "toggle_all", "All tree/raw", id="toggle-all", show=False),
-        Binding("l", "toggle_log", "Raw log", id="toggle-log"),
+        Binding("l", "toggle_log", "Log", id="toggle-log"),
         Binding("i", "inspect", "Inspect", id="inspect"),
         Binding("a", "anomalies", "Anomalies", id="anomalies"),
-        Binding("w", "timeline", "Timeline", id="timeline"),
+        Binding("w", "timeline", "Timing", id="timeline"),
         Binding("e", "export", "Export", id="export"),
-        Binding("s", "screenshot", "SVG", id="screenshot"),
+        Binding("s", "screenshot", "SVG", id="screenshot", show=False),  # a bundle has one too
+        Binding("b", "bundle", "Bundle", id="bundle"),
         Binding("down,j", "focus_lane(1)", "Next lane", id="next-lane", show=False),
         Binding("up,k", "focus_lane(-1)", "Previous lane", id="previous-lane", show=False),
     ]
@@ -90,8 +93,13 @@ class ToolstreamApp(App[int]):
         dialect: str | None = None,
         notice: str | None = None,
         limits: Limits | None = None,
+        preview: bool = False,
+        bundle: Path | None = None,
     ) -> None:
         super().__init__()
+        self.previewing = preview
+        self.bundle_dir = bundle  # write a repro bundle here once the stream is on screen
+        self._bundle_written = False
         self.limits = limits or Limits()
         self.source = source
         self.dialect = dialect
@@ -103,6 +111,7 @@ class ToolstreamApp(App[int]):
         self.paused = start_paused
         self.theme = theme
         self.session = self._new_session()
+        self.tape = Tape(source.label)
         self.queue = DisplayQueue()
         self.facts = StatusFacts(source=source.label, dialect=self.session.state.dialect)
         self.keep_handled = keep_handled
@@ -129,7 +138,7 @@ class ToolstreamApp(App[int]):
             yield self.text_pane
             yield self.lanes
         yield self.raw_log
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         if self.notice:
@@ -150,6 +159,7 @@ class ToolstreamApp(App[int]):
     # -- the stream -------------------------------------------------------------
     def start_stream(self) -> None:
         self.session = self._new_session()
+        self.tape = Tape(self.source.label)
         self.shown_event = 0
         self.queue = DisplayQueue()
         self.facts = StatusFacts(
@@ -168,10 +178,10 @@ class ToolstreamApp(App[int]):
     async def run_stream(self) -> None:
         session = self.session
         try:
-            items = source_items(self.source, self.record)
+            items = source_items(self.source, self.record, self.tape)
         except OSError as exc:
             self.notify(f"cannot record to {self.record}: {exc.strerror}", severity="error")
-            items = self.source.items()
+            items = source_items(self.source, None, self.tape)
         try:
             await pump(items, session, self.queue.push, self.limits.idle_timeout)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
@@ -203,7 +213,7 @@ class ToolstreamApp(App[int]):
         """Redraw what changed and can be seen; lanes scrolled out of view wait."""
         calls = self.session.state.calls
         for lane in self.lanes.visible():
-            lane.sync(calls[lane.index], self.shown_event)
+            lane.sync(calls[lane.index], self.shown_event, exact_preview=self.paused)
         self.raw_log.flush()
         if not self.stream_ended:
             self.facts.elapsed = self.clock() - self._started
@@ -212,6 +222,9 @@ class ToolstreamApp(App[int]):
         self.status_bar.show(self.facts)
         if self.settled:
             self.settled_event.set()
+            if self.bundle_dir is not None and not self._bundle_written:
+                self._bundle_written = True
+                self.write_bundle(self.bundle_dir)
 
     def handle(self, event: StreamEvent) -> None:
         self._handlers[type(event)](event)  # type: ignore[operator]
@@ -221,7 +234,7 @@ class ToolstreamApp(App[int]):
             WireEvent: self._on_wire_event,
             WireComment: self.raw_log.add,
             TextAppended: lambda event: self.text_pane.receive(event.channel, event.text),
-            CallStarted: lambda event: self.lanes.add_lane(CallLane(event)),
+            CallStarted: self._on_call_started,
             CallIdentified: self._on_call_identified,
             CallParsed: self._on_call_parsed,
             AnomalyRecorded: self._on_anomaly,
@@ -237,6 +250,11 @@ class ToolstreamApp(App[int]):
         self.facts.events = event.number
         if self.facts.first_event is None:
             self.facts.first_event = event.t
+
+    def _on_call_started(self, event: CallStarted) -> None:
+        lane = CallLane(event)
+        lane.set_previewing(self.previewing)
+        self.lanes.add_lane(lane)
 
     def _on_call_identified(self, event: CallIdentified) -> None:
         self.lanes.lanes[event.index].identify(event.call_id, event.name)
@@ -318,6 +336,13 @@ class ToolstreamApp(App[int]):
         for lane in lanes:
             lane.show_tree = show_tree
 
+    def action_toggle_preview(self) -> None:
+        """Streaming lanes show what their arguments parse to so far (never final)."""
+        self.previewing = not self.previewing
+        for lane in self.lanes.ordered():
+            lane.set_previewing(self.previewing)
+        self.refresh_display()
+
     def action_toggle_log(self) -> None:
         self.raw_log.display = not self.raw_log.display
         self.raw_log.flush()
@@ -365,6 +390,19 @@ class ToolstreamApp(App[int]):
             return
         self.notify(f"screenshot saved to {path}")
 
+    def action_bundle(self) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.write_bundle(self.bundle_dir or self.output_dir / f"toolstream-bundle-{stamp}")
+
+    def write_bundle(self, directory: Path) -> None:
+        """A repro bundle of what has arrived so far, with the screen as it is now."""
+        try:
+            write_bundle(directory, self.tape, self.session.state, self.export_screenshot())
+        except OSError as exc:
+            self.notify(f"cannot write bundle to {directory}: {exc.strerror}", severity="error")
+            return
+        self.notify(f"repro bundle written to {directory}")
+
     def on_call_lane_selected(self, message: CallLane.Selected) -> None:
         self.action_inspect()
 
@@ -408,10 +446,19 @@ def run_app(
     dialect: str | None = None,
     notice: str | None = None,
     limits: Limits | None = None,
+    preview: bool = False,
+    bundle: Path | None = None,
 ) -> int:
     tune_garbage_collector()
     app = ToolstreamApp(
-        source, record=record, typing_cps=typing_cps, dialect=dialect, notice=notice, limits=limits
+        source,
+        record=record,
+        typing_cps=typing_cps,
+        dialect=dialect,
+        notice=notice,
+        limits=limits,
+        preview=preview,
+        bundle=bundle,
     )
     app.run()
     return app.return_code or 0

@@ -11,8 +11,8 @@ from typing import Any
 
 from .detect import make_dialect
 from .dialect import preview
-from .schema import declared_tools
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
+from .schema import declared_tools
 from .sse import SSEComment, SSEDecoder
 from .state import StreamState
 from .strict_json import loads_envelope

@@ -66,10 +66,39 @@ async def recorded(
         recorder.close()
 
 
-def source_items(source: Source, record: Path | None) -> AsyncIterator[SourceItem]:
+class Tape:
+    """Everything a source yielded, kept in memory so a repro bundle can be written
+    at any moment, with or without --record."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.items: list[SourceItem] = []
+
+    def save(self, path: Path) -> None:
+        """Write the recording (FILE and FILE.timing.jsonl); raises OSError."""
+        recorder = Recorder(path, self.source)
+        try:
+            for item in self.items:
+                recorder.write(item)
+        finally:
+            recorder.close()
+
+
+async def taped(items: AsyncIterator[SourceItem], tape: Tape) -> AsyncIterator[SourceItem]:
+    async with aclosing(items):
+        async for item in items:
+            tape.items.append(item)
+            yield item
+
+
+def source_items(
+    source: Source, record: Path | None, tape: Tape | None = None
+) -> AsyncIterator[SourceItem]:
     """The source's items, recorded to `record` when given (raises OSError if the
-    recording cannot be opened)."""
+    recording cannot be opened) and kept on `tape` when given."""
     items = source.items()
+    if tape is not None:
+        items = taped(items, tape)
     if record is None:
         return items
     return recorded(items, Recorder(record, source.label))
@@ -106,3 +135,15 @@ def read_timing(body_path: Path) -> Timing:
 
 def _time_or_none(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+class TapeSource:
+    """A tape played back at once (to draw a bundle's screenshot off-screen)."""
+
+    def __init__(self, tape: Tape) -> None:
+        self.tape = tape
+        self.label = tape.source
+
+    async def items(self) -> AsyncIterator[SourceItem]:
+        for item in list(self.tape.items):
+            yield item

@@ -61,6 +61,20 @@ class ArgumentsTree(Tree[Any]):
     def show_value(self, value: Any) -> None:
         self.clear()
         self.root.set_label(value_label(None, value))
+        self._show(value)
+
+    def show_preview(self, value: Any, length: int, error: str | None) -> None:
+        """What the first `length` characters parse to so far, marked as a preview."""
+        self.clear()
+        label = Text(f"preview of {length} chars, not final · ", "italic yellow")
+        if value is None and error is not None:
+            label.append("nothing parses yet", "italic")
+        else:
+            label.append_text(value_label(None, value))
+        self.root.set_label(label)
+        self._show(value)
+
+    def _show(self, value: Any) -> None:
         self.root.data = value
         self._populate(self.root, depth=0)
         self.root.expand()

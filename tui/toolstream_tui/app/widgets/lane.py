@@ -16,6 +16,8 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ...core.events import Anomaly, CallStarted
+from ...core.fields import FieldClock
+from ...core.preview import ArgumentsPreview
 from ...core.schema import SchemaError
 from ...core.state import CallSlot
 from ...core.visible import inert
@@ -70,7 +72,7 @@ class CallLane(Vertical, can_focus=True):
     CallLane > ArgumentBuffer, CallLane > ArgumentsTree { height: 1fr; }
     CallLane > .lane--error { color: $error; height: auto; max-height: 3; }
     CallLane.-schema > .lane--error { color: $warning; max-height: 4; }
-    CallLane > .lane--counter { color: $text-muted; height: 1; }
+    CallLane > .lane--counter, CallLane > .lane--fields { color: $text-muted; height: 1; }
     """
 
     class Selected(Message):
@@ -96,16 +98,24 @@ class CallLane(Vertical, can_focus=True):
         # Built here, not in compose, so fragments can arrive before the lane mounts.
         self.buffer = ArgumentBuffer(id="raw")
         self.arguments_tree = ArgumentsTree(id="tree")
-        self.arguments_tree.display = False
+        self.preview_tree = ArgumentsTree(id="preview")
         self.error_line = Static(classes="lane--error")
         self.error_line.display = False
+        self.fields_line = Static(classes="lane--fields")
+        self.fields_line.display = False
         self.counter = Static(classes="lane--counter")
-        self._refresh_titles()
+        self.field_clock = FieldClock()
+        self.preview = ArgumentsPreview()
+        self.previewing = False  # show the preview tree while the call streams
+        self._view = "raw"
+        self._apply_view()
 
     def compose(self) -> ComposeResult:
         yield self.buffer
         yield self.arguments_tree
+        yield self.preview_tree
         yield self.error_line
+        yield self.fields_line
         yield self.counter
 
     def on_mount(self) -> None:
@@ -117,14 +127,22 @@ class CallLane(Vertical, can_focus=True):
         self.call_id, self.name_ = call_id, name
         self._refresh_titles()
 
-    def sync(self, slot: CallSlot, upto_event: int) -> None:
+    def sync(self, slot: CallSlot, upto_event: int, exact_preview: bool = False) -> None:
         """Show the call's fragments that arrived up to wire event `upto_event` (the
         last one the display has shown), in one step however many there are; and
         build the parsed tree if it is due (64 lanes flipping at once build only
-        the trees in view)."""
+        the trees in view), or the preview if it is on and due."""
         if self._tree_pending:
             self._tree_pending = False
             self.arguments_tree.show_value(self.arguments)
+        self._take_fragments(slot, upto_event)
+        if self.view == "preview" and self.preview.due(self.chars, exact_preview):
+            self.preview.update("".join(slot.fragments[: self.fragments]))
+            self.preview_tree.show_preview(
+                self.preview.value, self.preview.length, self.preview.error
+            )
+
+    def _take_fragments(self, slot: CallSlot, upto_event: int) -> None:
         start = self.fragments
         if start == len(slot.fragments):
             return
@@ -136,6 +154,8 @@ class CallLane(Vertical, can_focus=True):
         self.fragments = end
         self.chars += sum(map(len, fragments))
         self.latest = slot.fragment_times[end - 1]
+        self.field_clock.add(fragments, slot.fragment_times[start:end])
+        self._refresh_fields()
         self.flush()
 
     def show_parsed(self, arguments: Any, error: str | None, position: int | None) -> None:
@@ -145,9 +165,10 @@ class CallLane(Vertical, can_focus=True):
             self.state = "parsed"
             self.set_class(True, "-parsed")
             self._tree_pending = True  # built when the lane is next in view (sync)
-            self.show_tree = True
+            self.view = "tree"
         else:
             self.state = "invalid JSON"
+            self.view = "raw"
             self.set_class(True, "-failed")
             self._show_error(error)
             self.buffer.set_mark(position)
@@ -165,6 +186,7 @@ class CallLane(Vertical, can_focus=True):
         if self.parsed or self.state == "invalid JSON":
             return
         self.state = status
+        self.view = "raw"
         self.set_class(True, "-truncated")
         if error:
             self._show_error(error)
@@ -177,18 +199,38 @@ class CallLane(Vertical, can_focus=True):
 
     @property
     def show_tree(self) -> bool:
-        return bool(self.arguments_tree.display)
+        return self.view == "tree"
 
     @show_tree.setter
     def show_tree(self, show_tree: bool) -> None:
-        """Tree or raw buffer; works before the lane is mounted too."""
-        self.arguments_tree.display = show_tree
-        self.buffer.display = not show_tree
-        self.buffer.flush()
+        if self.parsed:
+            self.view = "tree" if show_tree else "raw"
 
     def toggle_view(self) -> None:
         if self.parsed:
             self.show_tree = not self.show_tree
+
+    def set_previewing(self, previewing: bool) -> None:
+        self.previewing = previewing
+        if self.state == "streaming":
+            self.view = "preview" if previewing else "raw"
+
+    @property
+    def view(self) -> str:
+        return self._view
+
+    @view.setter
+    def view(self, view: str) -> None:
+        self._view = view
+        self._apply_view()
+
+    def _apply_view(self) -> None:
+        """Show one of raw buffer, parsed tree or preview; works before mounting too."""
+        self.buffer.display = self.view == "raw"
+        self.arguments_tree.display = self.view == "tree"
+        self.preview_tree.display = self.view == "preview"
+        self.buffer.flush()
+        self._refresh_titles()
 
     def flush(self) -> None:
         self.buffer.flush()
@@ -202,6 +244,21 @@ class CallLane(Vertical, can_focus=True):
             layout=False,
         )
 
+    def _refresh_fields(self) -> None:
+        """When each top-level field's value was complete (seconds since the request);
+        `…` while its value is still arriving."""
+        timings = self.field_clock.timings()
+        if not timings:
+            return
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append("fields ", "bold")
+        for number, field in enumerate(timings):
+            line.append(" · " if number else "")
+            line.append(inert(field.key))
+            line.append(" …" if field.complete is None else f" {field.complete:.2f}s")
+        self.fields_line.update(line, layout=False)
+        self.fields_line.display = True
+
     def _show_error(self, *lines: str) -> None:
         self.error_line.update(Text("\n".join(map(inert, lines))))
         self.error_line.display = True
@@ -212,7 +269,8 @@ class CallLane(Vertical, can_focus=True):
         item = f" · {inert(self.item_id)}" if self.item_id else ""
         self.border_title = Text(f"#{self.index} {name} · {call_id}{item}")
         badge = f" · ⚠ {len(self.anomalies)}" if self.anomalies else ""
-        self.border_subtitle = Text(f"{self.state}{badge}")
+        preview = " · preview" if self.view == "preview" else ""
+        self.border_subtitle = Text(f"{self.state}{preview}{badge}")
 
     def on_click(self, event: Click) -> None:
         """A click selects the lane; a double click opens its fragment inspector."""

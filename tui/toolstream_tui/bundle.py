@@ -1,0 +1,89 @@
+"""Repro bundles: everything someone else needs to see what a stream did — the
+recording (request with secrets redacted, response bytes, arrival times), the
+report, a picture of the screen and a README saying how to replay it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from .core import StreamState
+from .core.report import report_json
+from .core.visible import inert
+from .sources.recording import Tape, timing_path
+
+RECORDING = "stream.sse"
+REPORT = "report.json"
+SCREENSHOT = "screen.svg"
+README = "README.md"
+
+
+def write_bundle(directory: Path, tape: Tape, state: StreamState, screenshot: str | None) -> Path:
+    """Write the bundle into `directory` (created if needed); raises OSError."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tape.save(directory / RECORDING)
+    (directory / REPORT).write_text(report_json(state), encoding="utf-8")
+    if screenshot is not None:
+        (directory / SCREENSHOT).write_text(screenshot, encoding="utf-8")
+    (directory / README).write_text(readme(state, screenshot is not None), encoding="utf-8")
+    return directory
+
+
+def readme(state: StreamState, with_screenshot: bool) -> str:
+    timing = timing_path(Path(RECORDING)).name
+    files = [
+        f"- `{RECORDING}`: the response body, byte for byte",
+        f"- `{timing}`: the request (secrets redacted), the response head and the "
+        "arrival time of every read",
+        f"- `{REPORT}`: the report, as `toolstream-tui --headless` prints it",
+    ]
+    if with_screenshot:
+        files.append(f"- `{SCREENSHOT}`: the screen when the bundle was written")
+    return "\n".join(
+        [
+            "# toolstream-tui repro bundle",
+            "",
+            *summary(state),
+            "",
+            "## Files",
+            "",
+            *files,
+            "",
+            "## Replay",
+            "",
+            "```sh",
+            "pip install toolstream-tui",
+            f"toolstream-tui --replay {RECORDING}             # at the recorded pace",
+            f"toolstream-tui --replay {RECORDING} --speed 0   # all at once",
+            f"toolstream-tui --replay {RECORDING} --headless  # the report as JSON",
+            f"toolstream-tui diff {RECORDING} other.sse       # compare with another recording",
+            "```",
+            "",
+        ]
+    )
+
+
+def summary(state: StreamState) -> list[str]:
+    lines = [
+        f"- source: `{inert(state.source)}`",
+        f"- status: **{state.status.value}**, dialect {state.dialect}, finish reason "
+        f"{state.finish_reason or '—'}, {state.events} events, {state.bytes_received} bytes",
+    ]
+    if state.error:
+        lines.append(f"- error: {inert(state.error)}")
+    for index in sorted(state.calls):
+        lines.append(f"- call #{index}: {call_summary(state, index)}")
+    kinds = Counter(anomaly.kind for anomaly in state.anomalies)
+    shown = ", ".join(f"`{kind}` x{count}" for kind, count in kinds.items()) or "none"
+    lines.append(f"- anomalies: {shown}")
+    return lines
+
+
+def call_summary(state: StreamState, index: int) -> str:
+    slot = state.calls[index]
+    name = f"`{inert(slot.name)}`" if slot.name else "(no name)"
+    if slot.error:
+        return f"{name}: {inert(slot.error)}"
+    if slot.schema_errors:
+        return f"{name}: parsed, {len(slot.schema_errors)} schema error(s)"
+    return f"{name}: parsed" if slot.parsed else f"{name}: not parsed"
