@@ -14,6 +14,7 @@ import pytest
 from conftest import CliRunner
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_stubs.generators import generate_items
+from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
 
 WEATHER_TEXT = "I'll check the weather in 北京 and 上海 for you."
 
@@ -395,6 +396,7 @@ def test_scenario_report_over_http(
     got = [(c["index"], c["id"], c["name"], c["arguments"]) for c in report["tool_calls"]]
     assert got == expected.calls
     assert {(a["kind"], a["index"]) for a in report["anomalies"]} == expected.anomalies
+    assert {kind for kind, _ in expected.anomalies} <= ANOMALY_KINDS
     if expected.text is not None:
         assert report["text"] == expected.text
     if expected.reasoning_starts is not None:

@@ -30,6 +30,7 @@ from streaming import untimed, writes
 
 from toolstream_stubs import list_scenarios, load_scenario
 from toolstream_tui.core import StreamSession, build_report, exit_code
+from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
 from toolstream_tui.core.events import WireComment, WireEvent
 from toolstream_tui.core.report import report_json
 
@@ -155,6 +156,7 @@ def check(
     with room_to_compare():
         assert json.loads(text, parse_constant=_refuse) == report
     assert report["status"] in STATUS_VALUES
+    assert {anomaly["kind"] for anomaly in report["anomalies"]} <= ANOMALY_KINDS
     code = exit_code(state)
     assert code in {0, 1, 2}
     assert code == {"error": 1, "truncated": 2}.get(report["status"], code)

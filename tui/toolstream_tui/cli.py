@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bundle import write_bundle
-from .core import StreamSession, exit_code
+from .core import StreamSession, StreamState, exit_code
+from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.detect import DIALECTS
 from .core.events import Status
 from .core.report import report_json
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 PROG = "toolstream-tui"
 EXIT_USAGE = 2
+EXIT_LINT = 3  # the stream was sound, but an anomaly named by --fail-on occurred
 EXIT_INTERRUPTED = 130
 
 
@@ -115,6 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
         "report, an SVG of the screen and a README on replaying it (in the app: key b)",
     )
     parser.add_argument("--headless", action="store_true", help="print a JSON report, no UI")
+    parser.add_argument(
+        "--fail-on",
+        metavar="KINDS",
+        action="append",
+        default=[],
+        help="with --headless: exit 3 when an anomaly of one of these comma-separated kinds "
+        "occurs ('any' for every kind; --list-anomalies lists them), so CI can lint a server",
+    )
+    parser.add_argument("--list-anomalies", action="store_true", help="list anomaly kinds")
     return parser
 
 
@@ -228,6 +239,32 @@ def one_line_summary(session: StreamSession) -> str | None:
     return None
 
 
+def fail_on_kinds(values: Sequence[str], headless: bool) -> frozenset[str]:
+    kinds = {kind.strip() for value in values for kind in value.split(",") if kind.strip()}
+    if kinds and not headless:
+        raise UsageError("--fail-on works with --headless")
+    if "any" in kinds:
+        return ANOMALY_KINDS
+    unknown = sorted(kinds - ANOMALY_KINDS)
+    if unknown:
+        raise UsageError(
+            f"--fail-on: unknown anomaly kind {', '.join(map(repr, unknown))}; see --list-anomalies"
+        )
+    return frozenset(kinds)
+
+
+def lint_failures(state: StreamState, kinds: frozenset[str]) -> list[str]:
+    """One line per anomaly whose kind --fail-on names."""
+    return [
+        f"--fail-on: {anomaly.kind}"
+        + (f" on call {anomaly.index}" if anomaly.index is not None else "")
+        + (f" (x{anomaly.count})" if anomaly.count > 1 else "")
+        + f": {anomaly.detail}"
+        for anomaly in state.anomalies
+        if anomaly.kind in kinds
+    ]
+
+
 def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout)
 
@@ -238,6 +275,7 @@ def run_headless(
     dialect: str | None,
     limits: Limits,
     bundle: Path | None = None,
+    fail_on: frozenset[str] = frozenset(),
 ) -> int:
     session = limits.session(source.label, dialect, live=False)
     tape = Tape(source.label) if bundle is not None else None
@@ -258,7 +296,10 @@ def run_headless(
     summary = one_line_summary(session)
     if summary:
         print(f"{PROG}: {inert(summary)}", file=sys.stderr)
-    return status or exit_code(session.state)
+    failures = lint_failures(session.state, fail_on)
+    for line in failures:
+        print(f"{PROG}: {inert(line)}", file=sys.stderr)
+    return status or exit_code(session.state) or (EXIT_LINT if failures else 0)
 
 
 def write_headless_bundle(directory: Path, tape: Tape, session: StreamSession) -> None:
@@ -298,10 +339,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_scenarios:
         print_scenarios()
         return 0
+    if args.list_anomalies:
+        print("\n".join(sorted(ANOMALY_KINDS)))
+        return 0
     try:
+        fail_on = fail_on_kinds(args.fail_on, args.headless)
         source = build_source(args)
         if args.headless:
-            return run_headless(source, args.record, args.dialect, limits_of(args), args.bundle)
+            return run_headless(
+                source, args.record, args.dialect, limits_of(args), args.bundle, fail_on
+            )
         from .app import run_app  # Textual loads only for the UI
 
         return run_app(
