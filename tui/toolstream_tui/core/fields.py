@@ -14,9 +14,12 @@ import json
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import accumulate
 
 _STRUCTURE = re.compile(r'[{}\[\]",:]')
 _STRING_STOP = re.compile(r'["\\]')
+_SPACE = re.compile(r"[ \t\r\n]*")
+_VALUE = json.JSONDecoder()
 
 
 @dataclass(slots=True)
@@ -42,6 +45,7 @@ class FieldScanner:
         self._string_start = 0
         self._key_string = False
         self._expect_key = False
+        self._value_next = False  # a top-level value starts at the next non-space character
         self._open: FieldSighting | None = None  # the field whose value is not complete
 
     def feed(self, text: str) -> None:
@@ -58,11 +62,32 @@ class FieldScanner:
         """Read up to the next character that matters; False when it has not arrived."""
         if self._in_string:
             return self._step_in_string(end)
+        if self._value_next:
+            return self._skip_value(end)
         found = _STRUCTURE.search(self._text, self._pos - self._base)
         if found is None:
             self._pos = end
             return False
         self._structure(found.group(), self._base + found.start())
+        return True
+
+    def _skip_value(self, end: int) -> bool:
+        """A top-level value that has arrived whole is passed over in one call of
+        the C decoder, however deeply nested; one that has not is read token by
+        token (once: a value is tried only where it starts)."""
+        start = _SPACE.match(self._text, self._pos - self._base).end()
+        if start == len(self._text):
+            self._pos = end
+            return False
+        self._value_next = False
+        try:
+            _, stop = _VALUE.raw_decode(self._text, start)
+        except (ValueError, RecursionError):
+            self._pos = self._base + start
+            return True
+        self._pos = self._base + stop
+        if self._text[start] in '"{[':  # a number or literal ends only at what follows it
+            self._complete(self._pos - 1)
         return True
 
     def _step_in_string(self, end: int) -> bool:
@@ -106,6 +131,8 @@ class FieldScanner:
         elif char == "," and self._depth == 1:
             self._complete(at)
             self._expect_key = True
+        elif char == ":" and self._depth == 1 and self._object:
+            self._value_next = True
 
     def _complete(self, at: int) -> None:
         if self._object and self._open is not None and self._open.complete_at is None:
@@ -144,10 +171,9 @@ class FieldClock:
         if not fragments:
             return
         offset = self._ends[-1] if self._ends else 0
-        for fragment, t in zip(fragments, times, strict=True):
-            offset += len(fragment)
-            self._ends.append(offset)
-            self._times.append(t)
+        self._ends.extend(accumulate(map(len, fragments), initial=offset))
+        del self._ends[-len(fragments) - 1]  # the initial offset, already there or 0
+        self._times.extend(times)
         self.scanner.feed("".join(fragments))
 
     def arrival(self, offset: int) -> float:
