@@ -173,18 +173,26 @@ class KeyPress:
     latency: float  # seconds until the key's action had run
 
 
-async def app_settle_seconds(path: Path, timeout: float = 600.0) -> float:
-    """Start the app on a replay at speed 0; seconds until everything is on screen."""
+async def app_settle_seconds(
+    path: Path, timeout: float = 600.0, preview: bool = False, stats: dict[str, Any] | None = None
+) -> float:
+    """Start the app on a replay at speed 0; seconds until everything is on screen.
+    `preview`: with live previews on; `stats` receives their parse counts."""
     from toolstream_tui.app import ToolstreamApp
     from toolstream_tui.app.app import tune_garbage_collector
     from toolstream_tui.sources.replay import ReplaySource
 
     tune_garbage_collector()  # as run_app does
-    app = ToolstreamApp(ReplaySource(path, speed=0))
+    app = ToolstreamApp(ReplaySource(path, speed=0), preview=preview)
     start = time.perf_counter()
     async with app.run_test(size=APP_SIZE):
         await asyncio.wait_for(app.settled_event.wait(), timeout)
         seconds = time.perf_counter() - start
+        if stats is not None:
+            lanes = app.lanes.ordered()
+            stats["parses"] = sum(lane.preview.parses for lane in lanes)
+            stats["parsed_chars"] = sum(lane.preview.parsed_chars for lane in lanes)
+            stats["argument_chars"] = sum(lane.chars for lane in lanes)
     if app.session.state.status.value != "finished":
         raise RuntimeError(f"app ended {app.session.state.status.value} on {path}")
     return seconds

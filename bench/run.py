@@ -231,6 +231,17 @@ def measure_app(entry: dict[str, Any], path: Path, repeat: int) -> None:
     record(entry, "app", seconds)
 
 
+def measure_app_preview(entry: dict[str, Any], path: Path, repeat: int) -> None:
+    """The app with live previews on: what following every lane's partial JSON costs."""
+    stats: dict[str, Any] = {}
+    seconds = best_seconds(
+        repeat,
+        lambda: asyncio.run(consumers.app_settle_seconds(path, preview=True, stats=stats)),
+    )
+    record(entry, "app-preview", seconds)
+    entry["preview"] = stats
+
+
 def attempt(problems: list[str], label: str, measure: Callable[[], None]) -> None:
     """Run one measurement; a failure is recorded and the run goes on."""
     progress(label)
@@ -256,6 +267,7 @@ def measure_stream(
     attempt(problems, f"{name}: processes", lambda: measure_processes(entry, path, repeat))
     if name in APP_STREAMS and not args.no_app:
         attempt(problems, f"{name}: app", lambda: measure_app(entry, path, repeat))
+        attempt(problems, f"{name}: app-preview", lambda: measure_app_preview(entry, path, repeat))
     add_ratios(entry)
 
 
@@ -343,6 +355,14 @@ def stream_table(name: str, entry: dict[str, Any]) -> list[str]:
         lines.append(
             f"  {consumer:<18}{row['seconds']:>10.3f}{rate:>13}"
             f"{ratio(row, 'vs_floor_json'):>14}{ratio(row, 'vs_sdk'):>9}"
+        )
+    if "preview" in entry and "app" in entry["consumers"]:
+        p = entry["preview"]
+        cost = entry["consumers"]["app-preview"]["seconds"] / entry["consumers"]["app"]["seconds"]
+        lines.append(
+            f"  preview: app-preview / app = {cost:.2f}; {p['parses']} partial parses read "
+            f"{p['parsed_chars']:,} chars = {p['parsed_chars'] / max(p['argument_chars'], 1):.1f}"
+            " x the arguments"
         )
     lines += [f"  PROBLEM {problem}" for problem in entry["problems"]]
     return lines

@@ -348,3 +348,13 @@ async def test_each_lane_says_when_its_fields_were_complete(app_stub: StubServer
         "fields tz 0.00s",
         "fields to 0.00s",
     ]
+
+
+async def test_a_stream_without_calls_says_so_once_it_ends(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "text-only", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        assert str(app.lanes.placeholder.render()) == "no tool calls yet"
+        await pilot.press("space")
+        await wait_settled(app)
+        assert str(app.lanes.placeholder.render()) == "no tool calls in this stream"

@@ -309,3 +309,14 @@ def test_timeline_of_a_replay_in_a_narrow_terminal(snap_compare: Snap, tmp_path:
     ticks every 1 s still aligned with every strip, the call rows scrolling."""
     app = replay_app(tmp_path)
     assert snap_compare(app, terminal_size=(80, 24), run_before=settled_then("w"))
+
+
+async def test_each_lane_shows_when_its_fields_were_complete(tmp_path: Path) -> None:
+    app = replay_app(tmp_path)
+    async with app.run_test(size=REPLAY_SIZE):
+        await wait_settled(app)
+        lines = [str(lane.fields_line.render()) for lane in app.lanes.ordered()]
+    assert lines == [
+        "fields city 0.80s · days 1.00s · unit 3.20s",
+        "fields tz 3.00s · format 3.12s",
+    ]

@@ -120,7 +120,7 @@ class ToolstreamApp(App[int]):
         self.settled_event = asyncio.Event()
         self.shown_event = 0  # the last wire event the display has shown
         self._started = clock()
-        self._last_tick = self._started
+        self._last_tick = self._last_arrival = self._started
         # Held, not queried: the display tick runs while a modal screen is on top.
         self.status_bar = StatusBar(id="status")
         self.error_banner = Static(id="error-banner")
@@ -138,7 +138,7 @@ class ToolstreamApp(App[int]):
             yield self.text_pane
             yield self.lanes
         yield self.raw_log
-        yield Footer(compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         if self.notice:
@@ -167,7 +167,7 @@ class ToolstreamApp(App[int]):
         )
         self.stream_ended = False
         self.settled_event.clear()
-        self._started = self._last_tick = self.clock()
+        self._started = self._last_tick = self._last_arrival = self.clock()
         self.run_stream()
 
     def _new_session(self) -> StreamSession:
@@ -183,9 +183,14 @@ class ToolstreamApp(App[int]):
             self.notify(f"cannot record to {self.record}: {exc.strerror}", severity="error")
             items = source_items(self.source, None, self.tape)
         try:
-            await pump(items, session, self.queue.push, self.limits.idle_timeout)
+            await pump(items, session, self._received, self.limits.idle_timeout)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             self.queue.push(session.fail(f"{type(exc).__name__}: {exc}", 0.0))
+
+    def _received(self, events: list[StreamEvent]) -> None:
+        # Arrival by the app's clock: a replay's events carry their recorded times.
+        self._last_arrival = self.clock()
+        self.queue.push(events)
 
     # -- the display tick -----------------------------------------------------
     def tick(self) -> None:
@@ -217,7 +222,7 @@ class ToolstreamApp(App[int]):
         self.raw_log.flush()
         if not self.stream_ended:
             self.facts.elapsed = self.clock() - self._started
-            self.facts.waiting = self.facts.elapsed - self.session.state.last_data_at
+            self.facts.waiting = self.clock() - self._last_arrival
         self.facts.bytes = self.session.state.bytes_received
         self.status_bar.show(self.facts)
         if self.settled:
@@ -289,6 +294,7 @@ class ToolstreamApp(App[int]):
             self.facts.failed_calls += not lane.parsed
             self.facts.rejected_calls += lane.has_class("-schema")
         self.text_pane.mark_ended()
+        self.lanes.mark_ended()
         if event.trailing:
             self.raw_log.add_trailing(event.trailing)
         if event.error:

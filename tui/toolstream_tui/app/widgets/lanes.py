@@ -46,10 +46,15 @@ class LaneColumn(VerticalScroll):
         last = (int(self.scroll_y) + self.size.height) // self.MANY_HEIGHT
         return lanes[first : last + 1]
 
+    def mark_ended(self) -> None:
+        if not self.lanes:
+            self.placeholder.update(Text("no tool calls in this stream"))
+
     def clear(self) -> None:
         for lane in self.lanes.values():
             lane.remove()
         self.lanes.clear()
+        self.placeholder.update(Text("no tool calls yet"))
         self.placeholder.display = True
         self.set_class(False, "-many")
 
