@@ -107,12 +107,13 @@ def test_the_report_times_every_milestone_of_a_stream() -> None:
         session.feed(body, t)
     session.close(3.6)
     timing = build_report(session.state)["timing"]
-    assert {key: timing[key] for key in list(timing)[:7]} == {
+    assert {key: timing[key] for key in list(timing)[:8]} == {
         "response": 0.1,
         "first_byte": 0.2,
         "first_text": 0.2,
         "first_tool_name": 1.8,
         "first_argument_byte": 1.9,
+        "first_usable_field": 3.5,
         "finish": 3.6,
         "last_byte": 3.6,
     }
@@ -129,6 +130,7 @@ def test_the_report_times_every_milestone_of_a_stream() -> None:
         {"key": "city", "named": 1.9, "complete": 3.5},
         {"key": "days", "named": 3.5, "complete": 3.5},
     ]
+    assert call["first_usable_field"] == 3.5
 
 
 def test_a_name_that_arrives_late_is_timed_when_it_arrives() -> None:

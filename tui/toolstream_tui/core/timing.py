@@ -46,6 +46,7 @@ def field_timings(slot: CallSlot) -> list[FieldTiming]:
 def call_timing(slot: CallSlot, threshold: float) -> dict[str, Any]:
     times = slot.fragment_times
     silences = gaps(times, threshold, slot.started_at)
+    fields = field_timings(slot)
     return {
         "index": slot.index,
         "name": slot.name,
@@ -58,8 +59,9 @@ def call_timing(slot: CallSlot, threshold: float) -> dict[str, Any]:
         "gaps_total": len(silences),
         "fields": [
             {"key": field.key, "named": _r(field.named), "complete": _r(field.complete)}
-            for field in field_timings(slot)
+            for field in fields
         ],
+        "first_usable_field": _r(_earliest(field.complete for field in fields)),
     }
 
 
@@ -81,19 +83,21 @@ def stream_timing(state: StreamState, threshold: float = STALL_SECONDS) -> dict[
     slots = [state.calls[index] for index in sorted(state.calls)]
     reads = state.read_times
     stalls = gaps(reads, threshold, state.response_at)
+    calls = [call_timing(slot, threshold) for slot in slots]
     return {
         "response": _r(state.response_at),
         "first_byte": _r(reads[0]) if reads else None,
         "first_text": _r(state.first_text_at),
         "first_tool_name": _r(_earliest(slot.named_at for slot in slots)),
         "first_argument_byte": _r(_earliest(_first(slot.fragment_times) for slot in slots)),
+        "first_usable_field": _earliest(call["first_usable_field"] for call in calls),
         "finish": _r(state.finish_at),
         "last_byte": _r(reads[-1]) if reads else None,
         "text": text_rate(state),
         "stall_threshold": threshold,
         "stalls": [stall.as_dict() for stall in stalls[:MAX_GAPS]],
         "stalls_total": len(stalls),
-        "calls": [call_timing(slot, threshold) for slot in slots],
+        "calls": calls,
     }
 
 

@@ -35,6 +35,7 @@ MILESTONES = (
     ("first_text", "first text"),
     ("first_tool_name", "first tool name"),
     ("first_argument_byte", "first argument byte"),
+    ("first_usable_field", "first usable field"),
     ("finish", "finish"),
     ("last_byte", "last byte"),
 )
