@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
 
+from conftest import CliRunner
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.fields import FieldClock, FieldScanner
 from toolstream_tui.core.timing import gaps
@@ -142,3 +143,26 @@ def test_a_name_that_arrives_late_is_timed_when_it_arrives() -> None:
     session.close(2.1)
     (call,) = build_report(session.state)["timing"]["calls"]
     assert (call["started"], call["named"]) == (0.5, 2.0)
+
+
+def test_the_stall_threshold_is_the_sessions() -> None:
+    session = StreamSession("test", stall_threshold=0.05)
+    session.open(200, "text/event-stream", t=0.1)
+    for t, body in READS:
+        session.feed(body, t)
+    session.close(3.6)
+    timing = build_report(session.state)["timing"]
+    assert timing["stall_threshold"] == 0.05
+    assert [stall["after"] for stall in timing["stalls"]] == [0, 1, 2, 3, 4, 5]
+
+
+def test_headless_reports_timing_with_the_threshold_asked_for(cli: CliRunner) -> None:
+    """weather paces its events 80 ms apart: every pause is a stall over 50 ms."""
+    result = cli("--headless", "--scenario", "weather", "--stall-threshold", "0.05")
+    timing = json.loads(result.stdout)["timing"]
+    assert timing["stall_threshold"] == 0.05
+    assert timing["stalls_total"] >= 3  # reads may coalesce on a busy machine, never split
+    (call,) = timing["calls"]
+    assert call["gaps_total"] >= 2
+    assert [field["key"] for field in call["fields"]] == ["location"]
+    assert timing["first_byte"] <= timing["first_argument_byte"] <= timing["finish"]

@@ -20,6 +20,7 @@ from .core.detect import DIALECTS
 from .core.events import Status
 from .core.report import report_json
 from .core.session import MAX_BYTES, MAX_EVENT_BYTES
+from .core.state import STALL_SECONDS
 from .core.visible import inert
 from .sources import Limits, Source, pump
 from .sources.recording import Tape, TapeSource, source_items
@@ -107,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="end the stream as truncated after SECONDS without data (default: never)",
+    )
+    parser.add_argument(
+        "--stall-threshold",
+        type=float,
+        default=STALL_SECONDS,
+        metavar="SECONDS",
+        help=f"a silence longer than this is a stall in the timing (default: {STALL_SECONDS:g})",
     )
     parser.add_argument("--record", metavar="FILE", type=Path, help="record what is received")
     parser.add_argument(
@@ -266,7 +274,7 @@ def lint_failures(state: StreamState, kinds: frozenset[str]) -> list[str]:
 
 
 def limits_of(args: argparse.Namespace) -> Limits:
-    return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout)
+    return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout, args.stall_threshold)
 
 
 def run_headless(

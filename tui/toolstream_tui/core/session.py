@@ -14,7 +14,7 @@ from .dialect import preview
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .schema import declared_tools
 from .sse import SSEComment, SSEDecoder
-from .state import StreamState
+from .state import STALL_SECONDS, StreamState
 from .strict_json import loads_envelope
 
 SSE_TYPE = "text/event-stream"
@@ -73,13 +73,15 @@ class StreamSession:
         fragment_events: bool = True,
         max_bytes: int = MAX_BYTES,
         max_event_bytes: int = MAX_EVENT_BYTES,
+        stall_threshold: float = STALL_SECONDS,
     ) -> None:
         """`dialect`: one of `DIALECTS`, or None to detect it from the stream.
         `live`: emit the per-event detail a display needs (a report needs none).
         `fragment_events`: one event per fragment; a display that reads fragments
         from the state up to the last wire event it has shown needs none.
         `max_bytes`, `max_event_bytes`: past either, the stream ends where it is
-        (truncated unless the finish had come), keeping what arrived."""
+        (truncated unless the finish had come), keeping what arrived.
+        `stall_threshold`: a silence longer than this many seconds is a stall."""
         self.max_bytes = max_bytes
         self.max_event_bytes = max_event_bytes
         self.state = StreamState(
@@ -87,6 +89,7 @@ class StreamSession:
             dialect=dialect or "detecting",
             live=live,
             fragment_events=live and fragment_events,
+            stall_threshold=stall_threshold,
         )
         self.dialect = make_dialect(self.state, dialect)
         self.decoder = SSEDecoder()

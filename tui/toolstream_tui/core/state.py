@@ -32,6 +32,7 @@ from .events import (
 from .schema import DeclaredTools, SchemaError
 from .strict_json import loads
 
+STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
 _FIRST_VALUE = json.JSONDecoder()
 INTERRUPTED_CALL_ERROR = "stream failed before the finish; arguments are incomplete"
@@ -129,6 +130,7 @@ class StreamState:
     live: bool = True  # emit per-event detail (wire and text events); headless needs none
     fragment_events: bool = True
     tools: DeclaredTools | None = None  # what the request declared, when it is known
+    stall_threshold: float = STALL_SECONDS
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------

@@ -11,7 +11,6 @@ from typing import Any
 from .fields import FieldClock, FieldTiming
 from .state import CallSlot, StreamState
 
-STALL_SECONDS = 1.0  # a silence longer than this is a stall
 MAX_GAPS = 100  # per list, so a report stays readable on a stream that limps
 
 
@@ -79,7 +78,8 @@ def text_rate(state: StreamState) -> dict[str, Any]:
     }
 
 
-def stream_timing(state: StreamState, threshold: float = STALL_SECONDS) -> dict[str, Any]:
+def stream_timing(state: StreamState) -> dict[str, Any]:
+    threshold = state.stall_threshold
     slots = [state.calls[index] for index in sorted(state.calls)]
     reads = state.read_times
     stalls = gaps(reads, threshold, state.response_at)

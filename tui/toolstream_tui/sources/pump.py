@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..core import StreamSession
 from ..core.events import StreamEvent
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
+from ..core.state import STALL_SECONDS
 from .base import BodyChunk, RequestSent, ResponseHead, SourceItem
 
 EventSink = Callable[[list[StreamEvent]], None]
@@ -22,6 +23,7 @@ class Limits:
     max_bytes: int = MAX_BYTES
     max_event_bytes: int = MAX_EVENT_BYTES
     idle_timeout: float | None = None
+    stall_threshold: float = STALL_SECONDS
 
     def session(self, source: str, dialect: str | None, **options: bool) -> StreamSession:
         return StreamSession(
@@ -29,6 +31,7 @@ class Limits:
             dialect,
             max_bytes=self.max_bytes,
             max_event_bytes=self.max_event_bytes,
+            stall_threshold=self.stall_threshold,
             **options,
         )
 

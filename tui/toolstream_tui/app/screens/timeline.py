@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from ...core.timing import STALL_SECONDS, Gap, gaps
+from ...core.timing import Gap, gaps
 from ...core.visible import inert
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -258,7 +258,7 @@ def text_rate(text: dict[str, Any]) -> Text:
 
 
 def stall_summary(timing: dict[str, Any]) -> Text:
-    threshold, listed = timing.get("stall_threshold", STALL_SECONDS), timing.get("stalls", [])
+    threshold, listed = timing["stall_threshold"], timing.get("stalls", [])
     total = timing.get("stalls_total", len(listed))
     summary = f"{total} over {threshold:g} s"
     if total > len(listed):
@@ -367,7 +367,7 @@ class TimelineScreen(ModalScreen[None]):
         self.arrivals = arrivals
         self.reads = reads
         self.end = axis_end(timing, arrivals, reads)
-        self.threshold: float = timing.get("stall_threshold", STALL_SECONDS)
+        self.threshold: float = timing["stall_threshold"]
         # Silences do not depend on the width: found once, not on every resize.
         self.stream_strip = self.make_stream_strip()
         self.call_strips = [self.make_call_strip(call) for call in timing.get("calls", [])]
