@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +94,17 @@ async def wait_settled(app: ToolstreamApp, timeout: float = 30.0) -> None:
 async def wait_received(app: ToolstreamApp, timeout: float = 30.0) -> None:
     """Until the whole stream has been received (the display may still be paused)."""
     await asyncio.wait_for(app.workers.wait_for_complete(), timeout)
+
+
+def settled_then(*keys: str) -> Callable[[Any], Awaitable[None]]:
+    """A snapshot's `run_before`: wait until everything is on screen, press `keys`."""
+
+    async def run_before(pilot: Any) -> None:
+        await wait_settled(pilot.app)
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+
+    return run_before

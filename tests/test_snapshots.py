@@ -11,22 +11,11 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from conftest import make_app, wait_received, wait_settled
+from conftest import make_app, settled_then, wait_received
 from toolstream_stubs import StubServer
 
 Snap = Callable[..., bool]
 RunBefore = Callable[[Pilot[Any]], Awaitable[None]]
-
-
-def settled_then(*keys: str) -> RunBefore:
-    async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_settled(pilot.app)  # type: ignore[arg-type]
-        await pilot.pause()
-        for key in keys:
-            await pilot.press(key)
-        await pilot.wait_for_scheduled_animations()
-
-    return run_before
 
 
 def stepped(steps: int) -> RunBefore:

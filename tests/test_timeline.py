@@ -13,7 +13,7 @@ from rich.text import Text
 from streaming import chunk, sse, tc
 from textual.pilot import Pilot
 
-from conftest import frozen_clock, make_app, wait_settled
+from conftest import frozen_clock, make_app, settled_then, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.screens.timeline import (
@@ -279,18 +279,6 @@ async def test_the_axis_and_every_strip_keep_one_width_when_the_terminal_resizes
 
 
 # -- pictures -------------------------------------------------------------------------
-
-
-def settled_then(*keys: str) -> RunBefore:
-    async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_settled(pilot.app)  # type: ignore[arg-type]
-        await pilot.pause()
-        for key in keys:
-            await pilot.press(key)
-        await pilot.pause()
-        await pilot.wait_for_scheduled_animations()
-
-    return run_before
 
 
 def test_timeline_of_a_replay(snap_compare: Snap, tmp_path: Path) -> None:
