@@ -3,7 +3,7 @@ closing it in the app, and pictures of a replay whose arrival times are known.""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.text import Text
 from streaming import chunk, sse, tc
-from textual.pilot import Pilot
 
 from conftest import frozen_clock, make_app, settled_then, wait_settled
 from toolstream_stubs import StubServer
@@ -39,7 +38,6 @@ from toolstream_tui.sources.recording import Recorder
 from toolstream_tui.sources.replay import ReplaySource
 
 Snap = Callable[..., bool]
-RunBefore = Callable[[Pilot[Any]], Awaitable[None]]
 
 # -- bins and sparklines ------------------------------------------------------------
 
