@@ -3,6 +3,7 @@ closing it in the app, and pictures of a replay whose arrival times are known.""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from toolstream_tui.app.screens.timeline import (
 )
 from toolstream_tui.core.timing import Gap
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
+from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.recording import Recorder
 from toolstream_tui.sources.replay import ReplaySource
 
@@ -306,3 +308,26 @@ async def test_each_lane_shows_when_its_fields_were_complete(tmp_path: Path) -> 
         "fields city 0.80s · days 1.00s · unit 3.20s",
         "fields tz 3.00s · format 3.12s",
     ]
+
+
+async def test_an_open_timeline_follows_the_stream_until_it_ends() -> None:
+    gate = threading.Event()
+
+    def before_event(index: int) -> None:
+        if index == 4:
+            gate.wait(timeout=30)
+
+    with StubServer("weather", speed=0, before_event=before_event) as stub:
+        source = HttpSource(HttpRequest(url=stub.scenario_url("weather")))
+        app = ToolstreamApp(source, clock=frozen_clock)
+        async with app.run_test(size=REPLAY_SIZE) as pilot:
+            while app.session.state.events < 4:  # the stub holds event 4 back
+                await pilot.pause(0.01)
+            await pilot.press("w")
+            await pilot.pause()
+            assert isinstance(app.screen, TimelineScreen)
+            assert "finish —" in " ".join(shown(app.screen).split())
+            gate.set()
+            await wait_settled(app)
+            await pilot.pause()
+            assert "finish —" not in " ".join(shown(app.screen).split())

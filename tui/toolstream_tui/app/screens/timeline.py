@@ -332,6 +332,10 @@ class Chart(Widget):
         self._draw = draw
         self._drawn: tuple[int, list[Text]] | None = None
 
+    def redraw(self) -> None:
+        self._drawn = None
+        self.refresh(layout=True)
+
     def lines(self, width: int) -> list[Text]:
         if self._drawn is None or self._drawn[0] != width:
             self._drawn = (width, self._draw(width))
@@ -363,6 +367,11 @@ class TimelineScreen(ModalScreen[None]):
         self, timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]
     ) -> None:
         super().__init__()
+        self.take(timing, arrivals, reads)
+
+    def take(
+        self, timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]
+    ) -> None:
         self.timing = timing
         self.arrivals = arrivals
         self.reads = reads
@@ -371,6 +380,14 @@ class TimelineScreen(ModalScreen[None]):
         # Silences do not depend on the width: found once, not on every resize.
         self.stream_strip = self.make_stream_strip()
         self.call_strips = [self.make_call_strip(call) for call in timing.get("calls", [])]
+
+    def show(
+        self, timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]
+    ) -> None:
+        """Newer figures of a stream still arriving, drawn in place."""
+        self.take(timing, arrivals, reads)
+        for chart in self.query(Chart):
+            chart.redraw()
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
