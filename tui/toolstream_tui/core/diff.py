@@ -10,34 +10,22 @@ always cut differently. Call ids are reported too and are not counted either
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from itertools import accumulate, islice
 from typing import Any
 
 from .events import Anomaly
+from .json_path import ROOT, child_path
 from .state import CallSlot, StreamState
 
 DIFF_LIMIT = 200  # json_diff entries kept; the rest are counted
 BOUNDARY_LIMIT = 50  # one-sided boundary offsets kept per side; the rest are counted
-ROOT = "$"
 MORE = "more"
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 Entry = dict[str, Any]
 
 
 # -- JSON values ------------------------------------------------------------------
-
-
-def child_path(path: str, key: str | int) -> str:
-    """`$.city`, `$[2]`, or `$["odd key"]` for keys that are not identifiers."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if _PLAIN_KEY.match(key):
-        return f"{path}.{key}"
-    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{path}["{escaped}"]'
 
 
 def _same_kind(a: Any, b: Any) -> bool:

@@ -11,19 +11,18 @@ never fetched. `jsonschema` is imported only once there is a schema to check.
 from __future__ import annotations
 
 import heapq
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .json_path import json_path
 from .strict_json import loads
 
 MAX_ERRORS = 50
 PREVIEW_CHARS = 80
 MAX_MESSAGE_CHARS = 240
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
 
 
@@ -198,7 +197,7 @@ def _keyed(error: Any) -> tuple[tuple[Any, ...], SchemaError]:
     # (False, int) sorts array indices numerically and before (True, str) keys
     path_key = tuple((isinstance(part, str), part) for part in parts)
     keyword = "false" if error.validator is None else str(error.validator)  # the `false` schema
-    converted = SchemaError(_json_path(parts), _message(error), keyword)
+    converted = SchemaError(json_path(parts), _message(error), keyword)
     return (path_key, converted.message, converted.keyword), converted
 
 
@@ -208,18 +207,6 @@ def _message(error: Any) -> str:
     if len(shown) > PREVIEW_CHARS:
         message = message.replace(shown, _cut(shown))
     return _one_line(message)
-
-
-def _json_path(parts: Iterable[Any]) -> str:
-    path = "$"
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif _IDENTIFIER.fullmatch(part):
-            path += f".{part}"
-        else:
-            path += f"[{json.dumps(part, ensure_ascii=False)}]"
-    return path
 
 
 # -- wording -------------------------------------------------------------------
