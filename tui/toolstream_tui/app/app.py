@@ -43,7 +43,7 @@ from ..sources.recording import Tape, source_items
 from .display import DisplayQueue
 from .screens.anomalies import AnomaliesScreen
 from .screens.inspector import ROW_LIMIT, InspectorScreen
-from .screens.timeline import TimelineScreen
+from .screens.timeline import Figures, TimelineScreen
 from .widgets.lane import CallLane
 from .widgets.lanes import LaneColumn
 from .widgets.raw_log import RawLog
@@ -129,9 +129,6 @@ class ToolstreamApp(App[int]):
         self.raw_log = RawLog(id="raw-log")
         self.raw_log.display = False
         self._handlers = self._make_handlers()
-        self.timeline: TimelineScreen | None = None
-        self._timeline_shown_at = 0.0
-        self._timeline_final = False
 
     # -- layout ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -228,7 +225,6 @@ class ToolstreamApp(App[int]):
             self.facts.waiting = self.clock() - self._last_arrival
         self.facts.bytes = self.session.state.bytes_received
         self.status_bar.show(self.facts)
-        self.refresh_timeline()
         if self.settled:
             self.settled_event.set()
             if self.bundle_dir is not None and not self._bundle_written:
@@ -379,26 +375,12 @@ class ToolstreamApp(App[int]):
         self.push_screen(AnomaliesScreen(list(self.session.state.anomalies)))
 
     def action_timeline(self) -> None:
-        self.timeline = TimelineScreen(*self.timeline_figures())
-        self._timeline_shown_at = time.perf_counter()
-        self._timeline_final = self.stream_ended
-        self.push_screen(self.timeline)
+        self.push_screen(TimelineScreen(self.timeline_figures, lambda: self.stream_ended))
 
-    def timeline_figures(self) -> tuple[dict[str, Any], dict[int, list[float]], list[float]]:
+    def timeline_figures(self) -> Figures:
         state = self.session.state
         arrivals = {index: list(slot.fragment_times) for index, slot in state.calls.items()}
         return stream_timing(state), arrivals, list(state.read_times)
-
-    def refresh_timeline(self) -> None:
-        """An open timeline follows the stream, redrawn once a second (each redraw
-        reads every arrival) and once more when the stream ends."""
-        if self.timeline is None or self.screen is not self.timeline or self._timeline_final:
-            return
-        if not self.stream_ended and time.perf_counter() - self._timeline_shown_at < 1.0:
-            return
-        self._timeline_final = self.stream_ended
-        self._timeline_shown_at = time.perf_counter()
-        self.timeline.show(*self.timeline_figures())
 
     def action_export(self) -> None:
         path = self.output_dir / REPORT_NAME

@@ -17,12 +17,15 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer
 
 from ...core.timing import Gap, gaps
 from ...core.visible import inert
 
+Figures = tuple[dict[str, Any], dict[int, list[float]], list[float]]
+FOLLOW_SECONDS = 1.0
 BLOCKS = "▁▂▃▄▅▆▇█"
 LABEL_WIDTH = 18
 MIN_STRIP_WIDTH = 10
@@ -363,11 +366,16 @@ class TimelineScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q,w", "dismiss", "Close", id="timeline.close")]
 
-    def __init__(
-        self, timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]
-    ) -> None:
+    def __init__(self, figures: Callable[[], Figures], ended: Callable[[], bool]) -> None:
+        """`figures`: the report's timing, every call's arrival times and every read's,
+        as of now; `ended`: whether the stream is over (until then the screen
+        follows it, redrawn every FOLLOW_SECONDS: each redraw reads every arrival)."""
         super().__init__()
-        self.take(timing, arrivals, reads)
+        self._figures = figures
+        self._ended = ended
+        self._final = ended()
+        self._follower: Timer | None = None
+        self.take(*figures())
 
     def take(
         self, timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]
@@ -381,13 +389,15 @@ class TimelineScreen(ModalScreen[None]):
         self.stream_strip = self.make_stream_strip()
         self.call_strips = [self.make_call_strip(call) for call in timing.get("calls", [])]
 
-    def show(
-        self, timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]
-    ) -> None:
-        """Newer figures of a stream still arriving, drawn in place."""
-        self.take(timing, arrivals, reads)
+    def follow(self) -> None:
+        """Newer figures of a stream still arriving, drawn in place; once more after
+        it has ended, then no more."""
+        self._final = self._ended()
+        self.take(*self._figures())
         for chart in self.query(Chart):
             chart.redraw()
+        if self._final and self._follower is not None:
+            self._follower.stop()
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -400,6 +410,7 @@ class TimelineScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
+        self._follower = None if self._final else self.set_interval(FOLLOW_SECONDS, self.follow)
 
     def strip_width(self, width: int) -> int:
         return max(width - LABEL_WIDTH - 1, MIN_STRIP_WIDTH)
