@@ -358,3 +358,17 @@ async def test_a_stream_without_calls_says_so_once_it_ends(app_stub: StubServer)
         await pilot.press("space")
         await wait_settled(app)
         assert str(app.lanes.placeholder.render()) == "no tool calls in this stream"
+
+
+async def test_a_lane_lists_a_dozen_fields_and_counts_the_rest(tmp_path: Path) -> None:
+    arguments = json.dumps({f"k{number:02}": number for number in range(20)})
+    call = {"index": 0, "id": "call_1", "function": {"name": "many_fields", "arguments": arguments}}
+    body = chunk({"tool_calls": [call]}) + chunk({}, finish="tool_calls") + b"data: [DONE]\n\n"
+    recording = tmp_path / "many-fields.sse"
+    recording.write_bytes(body)
+    app = ToolstreamApp(ReplaySource(recording, speed=0), clock=frozen_clock)
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        line = str(app.lanes.lanes[0].fields_line.render())
+    assert line.startswith("fields k00 0.00s · k01 0.00s")
+    assert "k11 0.00s · +8 more" in line and "k12" not in line

@@ -180,12 +180,17 @@ class FieldClock:
         """The arrival time of the fragment holding character `offset`."""
         return self._times[bisect_left(self._ends, offset + 1)]
 
-    def timings(self) -> list[FieldTiming]:
+    @property
+    def count(self) -> int:
+        return len(self.scanner.fields)
+
+    def timings(self, limit: int | None = None) -> list[FieldTiming]:
+        """The fields found so far (the first `limit` of them)."""
         return [
             FieldTiming(
                 field.key,
                 self.arrival(field.named_at),
                 None if field.complete_at is None else self.arrival(field.complete_at),
             )
-            for field in self.scanner.fields
+            for field in self.scanner.fields[:limit]
         ]

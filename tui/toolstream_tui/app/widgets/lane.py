@@ -24,6 +24,8 @@ from ...core.visible import inert
 from .arguments_tree import ArgumentsTree
 from .wrapped_view import WrappedView
 
+FIELDS_SHOWN = 12  # a line has room for a dozen at most; all are in the report
+
 
 class ArgumentBuffer(WrappedView):
     COMPONENT_CLASSES = {
@@ -247,7 +249,7 @@ class CallLane(Vertical, can_focus=True):
     def _refresh_fields(self) -> None:
         """When each top-level field's value was complete (seconds since the request);
         `…` while its value is still arriving."""
-        timings = self.field_clock.timings()
+        timings = self.field_clock.timings(FIELDS_SHOWN)
         if not timings:
             return
         line = Text(no_wrap=True, overflow="ellipsis")
@@ -256,6 +258,8 @@ class CallLane(Vertical, can_focus=True):
             line.append(" · " if number else "")
             line.append(inert(field.key))
             line.append(" …" if field.complete is None else f" {field.complete:.2f}s")
+        if self.field_clock.count > FIELDS_SHOWN:
+            line.append(f" · +{self.field_clock.count - FIELDS_SHOWN} more", "italic")
         self.fields_line.update(line, layout=False)
         self.fields_line.display = True
 
