@@ -108,7 +108,6 @@ class CallLane(Vertical, can_focus=True):
         self.counter = Static(classes="lane--counter")
         self.field_clock = FieldClock()
         self.preview = ArgumentsPreview()
-        self.previewing = False  # show the preview tree while the call streams
         self._view = "raw"
         self._apply_view()
 
@@ -213,7 +212,7 @@ class CallLane(Vertical, can_focus=True):
             self.show_tree = not self.show_tree
 
     def set_previewing(self, previewing: bool) -> None:
-        self.previewing = previewing
+        """While the call streams: the preview tree, or the raw buffer."""
         if self.state == "streaming":
             self.view = "preview" if previewing else "raw"
 
