@@ -225,11 +225,17 @@ class ToolstreamApp(App[int]):
             self.facts.waiting = self.clock() - self._last_arrival
         self.facts.bytes = self.session.state.bytes_received
         self.status_bar.show(self.facts)
-        if self.settled:
-            self.settled_event.set()
-            if self.bundle_dir is not None and not self._bundle_written:
-                self._bundle_written = True
-                self.write_bundle(self.bundle_dir)
+        if self.settled and not self.settled_event.is_set():
+            # What this tick changed is laid out and drawn only at the next refresh.
+            self.call_after_refresh(self._settled_on_screen)
+
+    def _settled_on_screen(self) -> None:
+        if not self.settled or self.settled_event.is_set():
+            return  # a rerun began meanwhile, or an earlier refresh got here first
+        self.settled_event.set()
+        if self.bundle_dir is not None and not self._bundle_written:
+            self._bundle_written = True
+            self.write_bundle(self.bundle_dir)
 
     def handle(self, event: StreamEvent) -> None:
         self._handlers[type(event)](event)  # type: ignore[operator]
