@@ -76,3 +76,5 @@ async def test_bundle_option_writes_once_the_stream_is_on_screen(
         await wait_settled(app)
     report = json.loads((tmp_path / "repro" / "report.json").read_text(encoding="utf-8"))
     assert report["tool_calls"][0]["arguments"] == {"location": "Beijing"}
+    screen = (tmp_path / "repro" / "screen.svg").read_text(encoding="utf-8")
+    assert "get_weather" in screen, "the picture shows the finished lane, not an earlier frame"
