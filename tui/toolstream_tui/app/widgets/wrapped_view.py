@@ -30,7 +30,7 @@ class WrappedView(ScrollView, can_focus=False):
         self.word_wrap = word_wrap
         self.runs: list[Run] = []
         self.mark: int | None = None
-        self._wrapped = WrappedLines(80, word_wrap=word_wrap)
+        self._wrapped = WrappedLines(80, word_wrap=word_wrap, shown=self.shown)
         self._wrapped_runs = 0
         self._changed = False
         self._styles: dict[int, Style] = {}
@@ -53,15 +53,13 @@ class WrappedView(ScrollView, can_focus=False):
         self.flush()
 
     def _rewrap(self, width: int) -> None:
-        self._wrapped = WrappedLines(width, word_wrap=self.word_wrap)
+        self._wrapped = WrappedLines(width, word_wrap=self.word_wrap, shown=self.shown)
         self._wrapped_runs = 0
         self._changed = True
 
     def _catch_up(self) -> None:
         """Cut the runs appended since the last call into lines."""
-        wrapped, shown = self._wrapped, self.shown
-        for text, tag in self.runs[self._wrapped_runs :]:
-            wrapped.append(shown(text), tag)
+        self._wrapped.extend(self.runs[self._wrapped_runs :])
         self._wrapped_runs = len(self.runs)
 
     def shown(self, text: str) -> str:
@@ -76,7 +74,7 @@ class WrappedView(ScrollView, can_focus=False):
 
     def plain_lines(self) -> list[str]:
         self._catch_up()
-        return ["".join(text for text, _ in line) for line in self._wrapped.lines]
+        return [self._wrapped.line_text(number) for number in range(len(self._wrapped))]
 
     def flush(self) -> None:
         """Show what was appended since the last flush, following the end if the
@@ -85,7 +83,7 @@ class WrappedView(ScrollView, can_focus=False):
             return
         self._changed = False
         self._catch_up()
-        grow(self, Size(self._wrapped.width, len(self._wrapped.lines)))
+        grow(self, Size(self._wrapped.width, len(self._wrapped)))
 
     # -- layout -------------------------------------------------------------
     def on_resize(self) -> None:
@@ -111,7 +109,7 @@ class WrappedView(ScrollView, can_focus=False):
         number = scroll_y + y
         base = self._style(BASE_TAG)
         width = self.size.width
-        if number >= len(self._wrapped.lines):
+        if number >= len(self._wrapped):
             return Strip.blank(width, base)
         segments = [Segment(text, self._style(tag)) for text, tag in self._line_runs(number)]
         return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
@@ -125,7 +123,7 @@ class WrappedView(ScrollView, can_focus=False):
         return style
 
     def _line_runs(self, number: int) -> list[Run]:
-        runs = self._wrapped.lines[number]
+        runs = self._wrapped.line_runs(number)
         mark = self.mark
         if mark is None or self._wrapped.line_of(mark) != number:
             return runs
