@@ -44,7 +44,7 @@ class ArgumentBuffer(WrappedView):
         return inert(text)
 
     def tag_style(self, tag: int) -> Style:
-        parity = "odd" if tag % 2 else "even"
+        parity = "odd" if tag else "even"
         return self.get_component_rich_style(f"argument-buffer--{parity}")
 
     def mark_style(self) -> Style:
@@ -151,7 +151,8 @@ class CallLane(Vertical, can_focus=True):
         if end == start:
             return
         fragments = slot.fragments[start:end]
-        self.buffer.extend(list(zip(fragments, range(start + 1, end + 1), strict=True)))
+        parities = [number % 2 for number in range(start + 1, end + 1)]  # for the shading
+        self.buffer.extend(list(zip(fragments, parities, strict=True)))
         self.fragments = end
         self.chars += sum(map(len, fragments))
         self.latest = slot.fragment_times[end - 1]
