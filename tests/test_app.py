@@ -126,6 +126,8 @@ async def test_raw_log_toggle_shows_every_event(app_stub: StubServer) -> None:
         lines = [line for line in app.raw_log.plain_lines() if line.startswith("#")]
         assert len(lines) == app.session.state.events == 8  # head, 5 fragments, finish, [DONE]
         assert lines[-1].endswith("data: [DONE]")
+        longest = max(map(len, app.raw_log.plain_lines()))
+        assert app.raw_log.virtual_size.width >= longest, "measured once shown: scrolls to the end"
 
 
 async def test_export_writes_the_same_json_as_headless(

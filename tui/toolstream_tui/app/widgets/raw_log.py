@@ -41,6 +41,14 @@ def line_parts(item: LogItem) -> tuple[str, str, str]:
     return f"{'unterminated':<17}", inert(item.text), "comment"
 
 
+def line_width(item: LogItem) -> int:
+    """The width of an item's line, for the horizontal scroll range."""
+    if isinstance(item, WireEvent):
+        return PREFIX_WIDTH + 14 + len(item.data) + len(item.event)
+    extra = PREFIX_WIDTH if isinstance(item, Unterminated) else PREFIX_WIDTH + 14
+    return extra + len(item.text)
+
+
 class RawLog(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"raw-log--number", "raw-log--data", "raw-log--comment"}
     DEFAULT_CSS = """
@@ -55,28 +63,29 @@ class RawLog(ScrollView, can_focus=True):
         self.border_title = Text("raw events")
         self.items: list[LogItem] = []
         self._widest = 0
+        self._measured = 0  # items whose width is in _widest; the rest wait until shown
         self._changed = False
 
     def add(self, item: WireEvent | WireComment) -> None:
         self.items.append(item)
-        size = len(item.data) + len(item.event) if isinstance(item, WireEvent) else len(item.text)
-        self._widest = max(self._widest, PREFIX_WIDTH + 14 + size)
         self._changed = True
 
     def add_trailing(self, text: str) -> None:
         self.items.append(Unterminated(text))
-        self._widest = max(self._widest, PREFIX_WIDTH + len(text))
         self._changed = True
 
     def clear(self) -> None:
         self.items = []
-        self._widest = 0
+        self._widest = self._measured = 0
         self._changed = True
         self.flush()
 
     def flush(self) -> None:
         if self._changed and self.display:
             self._changed = False
+            widest = max(map(line_width, self.items[self._measured :]), default=0)
+            self._widest = max(self._widest, widest)
+            self._measured = len(self.items)
             grow(self, Size(self._widest, len(self.items)))
 
     def plain_lines(self) -> list[str]:
