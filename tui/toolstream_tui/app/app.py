@@ -273,8 +273,10 @@ class ToolstreamApp(App[int]):
     def _on_call_parsed(self, event: CallParsed) -> None:
         lane = self.lanes.lanes[event.index]
         slot = self.session.state.calls[event.index]
-        lane.sync(slot, self.shown_event)
+        # Flipped first, so a buffer about to be hidden is not wrapped (64 lanes
+        # parse at once); the tree itself is built when the lane is in view.
         lane.show_parsed(event.arguments, event.error, event.error_position)
+        lane.take_fragments(slot, self.shown_event)
         if slot.schema_errors:
             lane.show_schema_errors(slot.schema_errors)
 

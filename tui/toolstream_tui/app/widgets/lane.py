@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ...core.events import Anomaly, CallStarted
-from ...core.fields import FieldClock
+from ...core.fields import FieldClock, FieldTiming
 from ...core.preview import ArgumentsPreview
 from ...core.schema import SchemaError
 from ...core.state import CallSlot
@@ -107,6 +107,7 @@ class CallLane(Vertical, can_focus=True):
         self.fields_line.display = False
         self.counter = Static(classes="lane--counter")
         self.field_clock = FieldClock()
+        self._fields_shown: tuple[list[FieldTiming], int] = ([], 0)
         self.preview = ArgumentsPreview()
         self._view = "raw"
         self._apply_view()
@@ -136,14 +137,15 @@ class CallLane(Vertical, can_focus=True):
         if self._tree_pending:
             self._tree_pending = False
             self.arguments_tree.show_value(self.arguments)
-        self._take_fragments(slot, upto_event)
+        self.take_fragments(slot, upto_event)
         if self.view == "preview" and self.preview.due(self.chars, exact_preview):
             self.preview.update("".join(slot.fragments[: self.fragments]))
             self.preview_tree.show_preview(
                 self.preview.value, self.preview.length, self.preview.error
             )
 
-    def _take_fragments(self, slot: CallSlot, upto_event: int) -> None:
+    def take_fragments(self, slot: CallSlot, upto_event: int) -> None:
+        """The call's fragments that arrived up to wire event `upto_event`."""
         start = self.fragments
         if start == len(slot.fragments):
             return
@@ -250,8 +252,10 @@ class CallLane(Vertical, can_focus=True):
         """When each top-level field's value was complete (seconds since the request);
         `…` while its value is still arriving."""
         timings = self.field_clock.timings(FIELDS_SHOWN)
-        if not timings:
-            return
+        shown = (timings, self.field_clock.count)
+        if not timings or shown == self._fields_shown:
+            return  # unchanged: redrawing it every tick costs a frame's render
+        self._fields_shown = shown
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append("fields ", "bold")
         for number, field in enumerate(timings):
