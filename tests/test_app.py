@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from streaming import untimed
 from conftest import CliRunner, frozen_clock, make_app, wait_received, wait_settled
 from toolstream_stubs import StubServer, list_scenarios
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.app.app import BURST_EVENTS, BURST_REDRAW_SECONDS
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.app.widgets.text_pane import TextPane
 from toolstream_tui.core import build_report
@@ -374,3 +376,23 @@ async def test_a_lane_lists_a_dozen_fields_and_counts_the_rest(tmp_path: Path) -
         line = str(app.lanes.lanes[0].fields_line.render())
     assert line.startswith("fields k00 0.00s · k01 0.00s")
     assert "k11 0.00s · +8 more" in line and "k12" not in line
+
+
+async def test_a_burst_is_redrawn_at_a_slower_pace_and_shown_whole_at_its_end(
+    app_stub: StubServer,
+) -> None:
+    app = make_app(app_stub, "huge-args")  # 1 MB of arguments at full speed
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        (lane,) = app.lanes.ordered()
+        assert lane.view == "tree" and lane.fragments == len(app.session.state.calls[0].fragments)
+        assert app.facts.events == app.session.state.events, "the last redraw shows every event"
+        assert not app.in_burst()
+        app._events_at_redraw = app.session.state.events - BURST_EVENTS - 1
+        app._redrawn_at = time.perf_counter() + 60  # a redraw "just now", however slow this runs
+        assert app.in_burst(), "many events since a recent redraw"
+        app._redrawn_at = time.perf_counter() - BURST_REDRAW_SECONDS
+        assert not app.in_burst(), "the slower pace is due"
+        app._events_at_redraw = app.session.state.events - BURST_EVENTS
+        app._redrawn_at = time.perf_counter() + 60
+        assert not app.in_burst(), "a stream a person could read is never held back"

@@ -52,6 +52,10 @@ from .widgets.text_pane import TextPane
 
 TICK_SECONDS = 1 / 30
 TICK_BUDGET = 0.015  # seconds of event handling per tick, so keys stay responsive
+# A stream sending more wire events than this between two redraws is a burst (a
+# replay at speed 0, a stub at full speed; no model streams 30k events a second).
+BURST_EVENTS = 1_000
+BURST_REDRAW_SECONDS = 0.1  # during a burst the screen is redrawn at 10 Hz, not 30
 EVENTS_PER_BATCH = 500
 REPORT_NAME = "toolstream-report.json"
 MAX_BODY_LINES = 20
@@ -121,6 +125,7 @@ class ToolstreamApp(App[int]):
         self.shown_event = 0  # the last wire event the display has shown
         self._started = clock()
         self._last_tick = self._last_arrival = self._started
+        self._redrawn_at, self._events_at_redraw = time.perf_counter(), 0
         # Held, not queried: the display tick runs while a modal screen is on top.
         self.status_bar = StatusBar(id="status")
         self.error_banner = Static(id="error-banner")
@@ -194,12 +199,23 @@ class ToolstreamApp(App[int]):
 
     # -- the display tick -----------------------------------------------------
     def tick(self) -> None:
+        if not self.paused:
+            self.show_within_budget()
+        if self.in_burst():
+            return  # the events are applied; the redraw waits for the slower pace
         now = self.clock()
         seconds, self._last_tick = now - self._last_tick, now
         if not self.paused:
-            self.show_within_budget()
             self.text_pane.reveal(seconds)
         self.refresh_display()
+
+    def in_burst(self) -> bool:
+        """More events arrive between redraws than anyone could read, and the last
+        redraw was recent: redrawing less often leaves the time to the stream
+        (real time: this paces work, it is never displayed)."""
+        arrived = self.session.state.events - self._events_at_redraw
+        recent = time.perf_counter() - self._redrawn_at < BURST_REDRAW_SECONDS
+        return arrived > BURST_EVENTS and recent
 
     def show_within_budget(self) -> None:
         """Apply queued events for at most TICK_BUDGET of work (real time, not the
@@ -216,6 +232,7 @@ class ToolstreamApp(App[int]):
 
     def refresh_display(self) -> None:
         """Redraw what changed and can be seen; lanes scrolled out of view wait."""
+        self._redrawn_at, self._events_at_redraw = time.perf_counter(), self.session.state.events
         calls = self.session.state.calls
         for lane in self.lanes.visible():
             lane.sync(calls[lane.index], self.shown_event, exact_preview=self.paused)
