@@ -88,7 +88,7 @@ def test_each_offset_lies_on_the_line_line_of_names(
 ) -> None:
     wrapped = WrappedLines(width, word_wrap=word_wrap)
     for run in runs:
-        wrapped.append(*run)
+        wrapped.extend([run])
     text = "".join(text for text, _ in runs)
     for offset, char in enumerate(text):
         number = wrapped.line_of(offset)
@@ -111,9 +111,9 @@ def test_a_long_ascii_line_is_cut_every_width_characters() -> None:
 
 def test_a_full_line_breaks_only_when_more_text_arrives() -> None:
     wrapped = WrappedLines(3)
-    wrapped.append("abc", 0)
+    wrapped.extend([("abc", 0)])
     assert len(wrapped) == 1
-    wrapped.append("d", 0)
+    wrapped.extend([("d", 0)])
     assert [wrapped.line_text(n) for n in range(len(wrapped))] == ["abc", "d"]
 
 

@@ -2,7 +2,7 @@
 
 Appending costs time proportional to the appended text, never to what is
 already there, so a 1 MB argument buffer or a 200k-delta answer stays linear.
-Each run of text carries a tag (fragment number, text channel) that the view
+Each run of text carries a tag (a fragment's parity, a text channel) that the view
 turns into a style. Widths are terminal cells, so CJK text wraps correctly.
 
 The text is kept as the chunks it arrived in, and a line is only a start
@@ -68,9 +68,6 @@ class WrappedLines:
 
     def __len__(self) -> int:
         return len(self.starts)
-
-    def append(self, text: str, tag: int) -> None:
-        self.extend([(text, tag)])
 
     def extend(self, runs: list[Run]) -> None:
         texts = [text for text, _ in runs]
