@@ -1,5 +1,5 @@
 """What the live preview costs on the stub's `huge-args` scenario:
-`python bench/preview.py`.
+`python -m bench preview`.
 
 1. Worst case: the preview re-checked after every fragment (as a lane that is
    always in view and redrawn per fragment would), against one strict parse and
@@ -17,12 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import consumers
 import jiter
 
 from toolstream_tui.core import StreamSession
 from toolstream_tui.core.preview import ArgumentsPreview
 from toolstream_tui.core.state import CallSlot
+
+from . import consumers
 
 SAMPLES = 200
 REPEAT = 3

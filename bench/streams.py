@@ -14,7 +14,7 @@ import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from toolstream_stubs.generators import cut_randomly
 
@@ -91,9 +91,11 @@ QUICK = Sizes(
 
 # -- the chunk envelope ---------------------------------------------------------
 class ChunkWriter:
-    """Wraps deltas in full chunk objects and frames them as SSE events."""
+    """Wraps deltas in full chunk objects and frames them as SSE events, kept in
+    memory or, with `out`, written there as they are made (a 688 MB body would not
+    fit comfortably in memory as Python strings)."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, out: BinaryIO | None = None) -> None:
         self._envelope: dict[str, Any] = {
             "id": "chatcmpl-" + token(rng, 29),
             "object": "chat.completion.chunk",
@@ -103,15 +105,26 @@ class ChunkWriter:
             "system_fingerprint": "fp_" + token(rng, 10).lower(),
         }
         self._parts: list[str] = []
+        self._out = out
+        self.events = 0
+
+    def _event(self, part: str) -> None:
+        self.events += 1
+        if self._out is None:
+            self._parts.append(part)
+        else:
+            self._out.write(f"data: {part}\n\n".encode())
 
     def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> None:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         payload = {**self._envelope, "choices": [choice]}
-        self._parts.append(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+        self._event(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
 
-    def call_head(self, index: int, call_id: str, name: str, first: bool) -> None:
+    def call_head(
+        self, index: int, call_id: str, name: str, first: bool, arguments: str = ""
+    ) -> None:
         call = {"index": index, "id": call_id, "type": "function"}
-        call["function"] = {"name": name, "arguments": ""}
+        call["function"] = {"name": name, "arguments": arguments}
         role = {"role": "assistant", "content": None, "refusal": None} if first else {}
         self.chunk({**role, "tool_calls": [call]})
 
@@ -120,13 +133,10 @@ class ChunkWriter:
 
     def finish(self, reason: str) -> None:
         self.chunk({}, reason)
-        self._parts.append("[DONE]")
-
-    @property
-    def events(self) -> int:
-        return len(self._parts)
+        self._event("[DONE]")
 
     def body(self) -> bytes:
+        """The whole body; empty when it was written to `out`."""
         return "".join(f"data: {part}\n\n" for part in self._parts).encode()
 
 
@@ -225,10 +235,12 @@ def seeded(name: str, seed: int) -> random.Random:
     return random.Random(seed * 1_000_003 + zlib.crc32(name.encode()))
 
 
-def big_args(name: str, target_bytes: int, seed: int = DEFAULT_SEED) -> GeneratedStream:
+def big_args(
+    name: str, target_bytes: int, seed: int = DEFAULT_SEED, out: BinaryIO | None = None
+) -> GeneratedStream:
     """One call whose arguments arrive in fragments of 1 to 8 characters."""
     rng = seeded(name, seed)
-    writer = ChunkWriter(rng)
+    writer = ChunkWriter(rng, out)
     call = make_call(rng, 0, target_bytes)
     writer.call_head(0, call.call_id, call.name, first=True)
     for piece in cut_randomly(rng, call.arguments_text, 1, 8):
@@ -237,11 +249,17 @@ def big_args(name: str, target_bytes: int, seed: int = DEFAULT_SEED) -> Generate
     return GeneratedStream(name, writer.body(), writer.events, [call])
 
 
-def parallel(name: str, calls: int, call_bytes: int, seed: int = DEFAULT_SEED) -> GeneratedStream:
+def parallel(
+    name: str,
+    calls: int,
+    call_bytes: int,
+    seed: int = DEFAULT_SEED,
+    out: BinaryIO | None = None,
+) -> GeneratedStream:
     """`calls` calls, their fragments interleaved in a seeded order. Calls start in
     index order (the next one may start at any step), as a provider numbers them."""
     rng = seeded(name, seed)
-    writer = ChunkWriter(rng)
+    writer = ChunkWriter(rng, out)
     expected = [make_call(rng, index, call_bytes) for index in range(calls)]
     pending = [deque(cut_randomly(rng, call.arguments_text, 1, 8)) for call in expected]
     started = 0
@@ -256,6 +274,23 @@ def parallel(name: str, calls: int, call_bytes: int, seed: int = DEFAULT_SEED) -
         writer.fragment(index, pending[index].popleft())
         if not pending[index]:
             live.remove(index)
+    writer.finish("tool_calls")
+    return GeneratedStream(name, writer.body(), writer.events, expected)
+
+
+def one_chunk_calls(
+    name: str, calls: int, seed: int = DEFAULT_SEED, out: BinaryIO | None = None
+) -> GeneratedStream:
+    """`calls` small calls, each whole in one chunk: id, name and arguments at once."""
+    rng = seeded(name, seed)
+    writer = ChunkWriter(rng, out)
+    expected = []
+    for index in range(calls):
+        arguments, text = random_object(rng, 0)
+        function = rng.choice(("get_weather", "lookup_user", "fetch_page", "add_row"))
+        call = ExpectedCall(index, "call_" + token(rng, 24), function, text, arguments)
+        writer.call_head(index, call.call_id, call.name, index == 0, call.arguments_text)
+        expected.append(call)
     writer.finish("tool_calls")
     return GeneratedStream(name, writer.body(), writer.events, expected)
 

@@ -1,10 +1,14 @@
-"""The benchmark (bench/run.py) runs end to end in --quick mode, and the streams it
-generates are what they claim to be. No timing is asserted."""
+"""The benchmarks (`python -m bench ...`) run end to end in --quick mode, the
+streams they generate are what they claim to be, and the app benchmark's
+pieces (stream cache, screen reading, goals, the README section) do what they
+say. No timing is asserted."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,25 +18,42 @@ from typing import Any
 import pytest
 
 from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.sources.recording import read_timing
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
 STREAMS = ("big-args-100k", "big-args-300k", "big-args-1m", "parallel-64", "chatty")
 ALWAYS_MEASURED = ("floor-json", "core", "process-floor", "process-headless")
 READ_SIZE = 1000  # small reads cut inside events and inside UTF-8 characters
 
 
-def load_bench_module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"toolstream_bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+def bench_module(name: str) -> ModuleType:
+    """bench.NAME, the package loaded from the repository (it is not installed)."""
+    if "bench" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "bench", BENCH / "__init__.py", submodule_search_locations=[str(BENCH)]
+        )
+        assert spec is not None and spec.loader is not None
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["bench"] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(f"bench.{name}")
+
+
+def run_bench(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bench", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
 def streams() -> ModuleType:
-    return load_bench_module("streams")
+    return bench_module("streams")
 
 
 @pytest.fixture(scope="module")
@@ -40,16 +61,10 @@ def quick_streams(streams: ModuleType) -> dict[str, Any]:
     return {stream.name: stream for stream in streams.generate_all(streams.QUICK)}
 
 
-def test_quick_run_reports_every_stream(tmp_path: Path) -> None:
+# -- the throughput benchmark ---------------------------------------------------------
+def test_quick_throughput_reports_every_stream(tmp_path: Path) -> None:
     out, results_path = tmp_path / "streams", tmp_path / "results.json"
-    command = [sys.executable, str(BENCH / "run.py"), "--quick", "--out", str(out)]
-    done = subprocess.run(
-        [*command, "--json", str(results_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_bench("throughput", "--quick", "--out", str(out), "--json", str(results_path))
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(results_path.read_text(encoding="utf-8"))
     assert set(results["streams"]) == set(STREAMS)
@@ -63,6 +78,133 @@ def test_quick_run_reports_every_stream(tmp_path: Path) -> None:
     assert "core" in done.stdout and str(results_path) in done.stdout
 
 
+def test_run_py_still_runs_the_throughput_benchmark() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "python -m bench throughput" in done.stdout
+
+
+# -- the app benchmark ------------------------------------------------------------------
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="the app benchmark needs tmux")
+def test_quick_app_bench_measures_every_row(tmp_path: Path) -> None:
+    goals = bench_module("goals")
+    markers = bench_module("markers")
+    results_path, cache = tmp_path / "app.json", tmp_path / "cache"
+    done = run_bench("app", "--quick", "--json", str(results_path), "--cache", str(cache))
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    assert results["problems"] == []
+    assert results["meta"]["terminal"] == [120, 40]
+    figures = results["figures"]
+    for goal in goals.GOALS:
+        figure = figures[goal.figure]
+        assert figure["n"] >= 1 or "not_finished" in figure, goal.figure
+    judged = {entry["figure"]: entry for entry in results["goals"]}
+    assert set(judged) == {goal.figure for goal in goals.GOALS}
+    for phase in ("keys.speed-0", "keys.paced", "keys.calls-10k"):
+        per_key = figures[phase]["per_key"]
+        assert {case.name for case in markers.KEYS} == set(per_key)
+        assert all(entry["n"] >= 1 for entry in per_key.values()), (phase, per_key)
+    assert figures["rss.app"]["max"] > 0 and figures["rss.headless"]["max"] > 0
+    assert set(results["meta"]["resolution"]) == {"whole", "keys", "startup"}
+    for name, facts in results["streams"].items():
+        assert (cache / facts["path"]).stat().st_size == facts["body_bytes"], name
+    table = results_path.with_suffix(".md").read_text(encoding="utf-8")
+    assert "`python -m bench app --quick`" in table
+    assert table.count("\n| ") >= len(goals.GOALS) + 1
+    assert table in done.stdout
+
+
+def test_stream_files_are_cached_by_parameters(tmp_path: Path) -> None:
+    files = bench_module("files")
+    spec = files.StreamSpec("big-args-1m", "big-args", (3000,))
+    stale = tmp_path / f"{files.cache_stem(spec, 1)}-000000000000.sse"
+    stale.write_bytes(b"made by an older generator")
+    first = files.stream_file(spec, 1, tmp_path)
+    assert not stale.exists()
+    assert files.stream_file(spec, 1, tmp_path) == first
+    assert first.path.read_bytes() == bench_module("streams").big_args(spec.name, 3000, 1).body
+    other = files.stream_file(spec, 2, tmp_path)
+    assert other.path != first.path and first.path.exists()
+    smaller = files.stream_file(files.StreamSpec("big-args-1m", "big-args", (2000,)), 1, tmp_path)
+    assert smaller.body_bytes < first.body_bytes and first.path.exists()
+    assert feed(other.path.read_bytes())["events"] == other.events
+
+
+def test_paced_copy_streams_for_the_seconds_asked(tmp_path: Path) -> None:
+    files = bench_module("files")
+    made = files.stream_file(files.StreamSpec("parallel-64", "parallel", (4, 5000)), 1, tmp_path)
+    path = files.paced(made, 20)
+    assert path.read_bytes() == made.path.read_bytes()
+    reads = read_timing(path).reads
+    assert reads[-1] == {"end": made.body_bytes, "t": 20.0}
+    assert [read["end"] for read in reads] == sorted(read["end"] for read in reads)
+    assert reads[0]["t"] > 0
+
+
+def test_focus_is_read_from_border_colour_and_style() -> None:
+    markers = bench_module("markers")
+    terminal = bench_module("terminal")
+    accent = "\x1b[38;2;{};{};{}m".format(*markers.ACCENT)
+    plain = "\x1b[38;2;0;69;120m"
+    raw = [
+        " stub · openai-chat · streaming  PAUSED  · 12 events · 1 KB · 0.1s",
+        f"{plain}╭─ #0 get_weather · call_0 ─╮",
+        "│ {} │",  # the style carries over from the line above
+        f"{accent}╭─ #1 get_weather · call_1 ─╮",
+        "\x1b[0m│ ▼ {} 2 keys │",
+        f"{plain}╔═ #2 get_weather · call_2 ═╗",
+    ]
+    frame = terminal.Frame(0.0, raw)
+    assert [(box.index, box.focused) for box in markers.lanes(frame)] == [
+        (0, False),
+        (1, True),
+        (2, True),
+    ]
+    assert frame.cells[2][0].fg == (0, 69, 120)
+    assert markers.focused_view(frame) == (1, "tree")
+    assert markers.paused(frame) and markers.state(frame) == "streaming"
+    assert markers.events_shown(frame) == 12
+
+
+def test_goals_are_judged_on_their_statistic() -> None:
+    report = bench_module("report")
+    goals = bench_module("goals")
+    figures: dict[str, Any] = {
+        "whole.big-args-1m.ratio": {"n": 3, "median": 1.2, "max": 1.9},
+        "whole.parallel-64.ratio": {"n": 3, "median": 1.4, "max": 1.4},
+        "whole.calls-10k.ratio": {"n": 0, "not_finished": {"after_seconds": 60}},
+        "keys.speed-0": {"n": 300, "max": 90, "least_answered": 49, "unanswered": 0},
+        "keys.paced": {"n": 300, "max": 90, "least_answered": 50, "unanswered": 0},
+    }
+    met = {entry["figure"]: entry["met"] for entry in report.judge(figures)}
+    assert met["whole.big-args-1m.ratio"] is True  # the median, not the max
+    assert met["whole.parallel-64.ratio"] is False
+    assert met["whole.calls-10k.ratio"] is False
+    assert met["keys.speed-0"] is False  # too few presses of one key
+    assert met["keys.paced"] is True
+    assert met["rss.app"] is None  # not measured
+    assert len(met) == len(goals.GOALS)
+
+
+def test_readme_section_is_replaced_and_nothing_else() -> None:
+    report = bench_module("report")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    updated = report.readme_with(readme, "NEW TABLE\n")
+    before, _, after = readme.partition(report.README_HEADING)
+    new_before, _, new_after = updated.partition(report.README_HEADING)
+    assert new_before == before
+    assert new_after.startswith("\n\nNEW TABLE\n\n## ")
+    next_section = after[after.index("\n## ") :]
+    assert new_after.endswith(next_section)
+
+
+# -- the generated streams ----------------------------------------------------------------
 def feed(body: bytes) -> dict[str, Any]:
     session = StreamSession("bench-smoke")
     session.open(200, "text/event-stream")
@@ -72,11 +214,7 @@ def feed(body: bytes) -> dict[str, Any]:
     return build_report(session.state)
 
 
-@pytest.mark.parametrize("name", STREAMS)
-def test_generated_stream_reassembles_to_its_objects(
-    quick_streams: dict[str, Any], name: str
-) -> None:
-    stream = quick_streams[name]
+def assert_reassembles(stream: Any) -> None:
     report = feed(stream.body)
     assert report["status"] == "finished"
     assert report["finish_reason"] == "tool_calls"
@@ -89,6 +227,19 @@ def test_generated_stream_reassembles_to_its_objects(
     ]
     assert [c["arguments_raw"] for c in calls] == [c.arguments_text for c in stream.calls]
     assert [c["arguments"] for c in calls] == [c.arguments for c in stream.calls]
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_generated_stream_reassembles_to_its_objects(
+    quick_streams: dict[str, Any], name: str
+) -> None:
+    assert_reassembles(quick_streams[name])
+
+
+def test_one_chunk_calls_reassemble(streams: ModuleType) -> None:
+    stream = streams.one_chunk_calls("calls-10k", 30)
+    assert stream.events == 32  # a chunk per call, the finish, [DONE]
+    assert_reassembles(stream)
 
 
 @pytest.mark.parametrize("name", STREAMS)

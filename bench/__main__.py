@@ -1,0 +1,60 @@
+"""`python -m bench COMMAND`, from the repository's root:
+
+app         the app in a real terminal against headless: issue 12's table
+throughput  the core, whole processes and the app in process on generated streams
+preview     what the live preview costs on the stub's huge-args scenario
+readme      put the app table (bench/app-results.md) into README.md's performance section
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def readme(argv: Sequence[str]) -> int:
+    from . import app, report
+
+    parser = argparse.ArgumentParser(prog="python -m bench readme", description=readme.__doc__)
+    parser.add_argument("--markdown", type=Path, default=app.DEFAULT_JSON.with_suffix(".md"))
+    parser.add_argument("--readme", type=Path, default=app.BENCH.parent / "README.md")
+    parser.add_argument("--write", action="store_true", help="write README.md (else print it)")
+    args = parser.parse_args(argv)
+    body = args.markdown.read_text(encoding="utf-8")
+    if not args.write:
+        print(body, end="")
+        return 0
+    report.write_readme(args.readme, body)
+    print(f"{args.readme}: performance section from {args.markdown}")
+    return 0
+
+
+readme.__doc__ = "Replace README.md's performance section with the app benchmark's table."
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command, rest = (argv[0], argv[1:]) if argv else ("", [])
+    if command == "app":
+        from . import app
+
+        return app.main(rest)
+    if command == "throughput":
+        from . import throughput
+
+        return throughput.main(rest)
+    if command == "preview":
+        from . import preview
+
+        preview.main()
+        return 0
+    if command == "readme":
+        return readme(rest)
+    print(__doc__, file=sys.stderr)
+    return 0 if command in ("-h", "--help") else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

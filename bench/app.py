@@ -1,0 +1,653 @@
+"""The app as a user meets it, against headless: `python -m bench app [--quick]`.
+
+Every row of issue 12's table, measured from outside the process: the app runs
+in a real terminal (a private tmux server, 120x40), its screen is captured as
+fast as tmux answers, and every time is from an action (launch, key) to the
+first captured frame that shows its effect, or to the process being gone.
+Markers of "the effect" are in markers.py; goals in goals.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import markers, report
+from .files import DEFAULT_CACHE, StreamFile, StreamSpec, paced, stream_file
+from .goals import KEY_PRESSES
+from .processes import (
+    AppExited,
+    Watch,
+    app_argv,
+    quit_app,
+    replay_argv,
+    run_headless,
+    screen_summary,
+)
+from .streams import DEFAULT_SEED
+from .terminal import Process, Terminal, tmux_path
+
+BENCH = Path(__file__).resolve().parent
+DEFAULT_JSON = BENCH / "app-results.json"
+COMMAND = "python -m bench app"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How big and how many: the full run, or --quick (seconds, for the smoke test)."""
+
+    whole: tuple[StreamSpec, ...]  # app ÷ headless, one pair per round
+    rss_stream: str  # peak RSS and `q` → gone are read from this stream's rounds
+    keys_stream: StreamSpec  # ~200k events
+    many_calls: StreamSpec  # its keys are measured too
+    tiny: StreamSpec  # headless startup
+    rounds: int
+    presses: int  # per key and phase, at least
+    paced_seconds: float  # the paced replay streams this long
+    press_timeout: float  # a key with no effect after this long is unanswered
+    phase_cap: float  # seconds of key presses per phase at most
+    keys_during_stream_only: bool
+
+
+BIG_ARGS_1M = StreamSpec("big-args-1m", "big-args", (1_000_000,))
+PARALLEL_64 = StreamSpec("parallel-64", "parallel", (64, 15_625))
+BIG_ARGS_10M = StreamSpec("big-args-10m", "big-args", (10_000_000,))
+CALLS_10K = StreamSpec("calls-10k", "one-chunk-calls", (10_000,))
+TINY = StreamSpec("tiny", "parallel", (2, 100))
+
+FULL = Plan(
+    whole=(BIG_ARGS_1M, PARALLEL_64, BIG_ARGS_10M, CALLS_10K),
+    rss_stream="big-args-10m",
+    keys_stream=PARALLEL_64,
+    many_calls=CALLS_10K,
+    tiny=TINY,
+    rounds=3,
+    presses=KEY_PRESSES,
+    paced_seconds=30,
+    press_timeout=10.0,
+    phase_cap=300,
+    keys_during_stream_only=True,
+)
+# The same names, much smaller: a lane per call costs the app most, so few calls.
+QUICK_PARALLEL = StreamSpec("parallel-64", "parallel", (8, 150))
+QUICK_CALLS = StreamSpec("calls-10k", "one-chunk-calls", (20,))
+QUICK = Plan(
+    whole=(
+        StreamSpec("big-args-1m", "big-args", (20_000,)),
+        QUICK_PARALLEL,
+        StreamSpec("big-args-10m", "big-args", (100_000,)),
+        QUICK_CALLS,
+    ),
+    rss_stream="big-args-10m",
+    keys_stream=QUICK_PARALLEL,
+    many_calls=QUICK_CALLS,
+    tiny=TINY,
+    rounds=1,
+    presses=1,
+    paced_seconds=4,
+    press_timeout=3.0,
+    phase_cap=60,
+    keys_during_stream_only=False,  # a tiny stream is over before the keys are
+)
+APP_TIMEOUT_FACTOR = 10  # the app may take this many times headless before it is stopped
+APP_TIMEOUT_MIN = 60.0
+UNANSWERED_LIMIT = 3  # unanswered presses in a row before a phase stops pressing a key
+PRESS_GAP = (0.05, 0.2)  # seconds between an effect and the next press (random: no aliasing)
+LAUNCH_TIMEOUT = 60.0
+POLL_WHOLE = 0.01  # seconds between captures while a whole stream plays: plenty for runs
+# of seconds, and it leaves the CPU to the app
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small streams, one round (seconds)")
+    parser.add_argument("--rounds", type=int, help="pairs per stream (default: 3; --quick 1)")
+    parser.add_argument("--presses", type=int, help=f"presses per key (default {KEY_PRESSES})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="stream files")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="results file")
+    parser.add_argument("--markdown", type=Path, help="the table (default: the results file, .md)")
+    parser.add_argument(
+        "--poll-whole",
+        type=float,
+        default=POLL_WHOLE,
+        help=f"seconds between captures while a whole stream plays (default {POLL_WHOLE})",
+    )
+    parser.add_argument(
+        "--poll-keys",
+        type=float,
+        default=0.0,
+        help="seconds between captures after a key or a launch (default 0: as fast as "
+        "tmux answers)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=("whole", "keys", "startup"),
+        help="run only these parts (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    args.markdown = args.markdown or args.json.with_suffix(".md")
+    return args
+
+
+def plan_for(args: argparse.Namespace) -> Plan:
+    plan = QUICK if args.quick else FULL
+    changes: dict[str, Any] = {}
+    if args.rounds:
+        changes["rounds"] = args.rounds
+    if args.presses:
+        changes["presses"] = args.presses
+    return Plan(**{**asdict_shallow(plan), **changes})
+
+
+def asdict_shallow(plan: Plan) -> dict[str, Any]:
+    return {name: getattr(plan, name) for name in Plan.__dataclass_fields__}
+
+
+# -- statistics -------------------------------------------------------------------
+def summary(values: Sequence[float]) -> dict[str, Any]:
+    if not values:
+        return {"n": 0}
+    return {
+        "n": len(values),
+        "median": statistics.median(values),
+        "max": max(values),
+        "min": min(values),
+        "values": list(values),
+    }
+
+
+# -- the machine ----------------------------------------------------------------------
+class LoadMonitor:
+    """Samples the load average and the CPU's busy share while the benchmark runs:
+    the machine is shared, and the report says how busy it was."""
+
+    def __init__(self, every: float = 5.0) -> None:
+        self.every = every
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> LoadMonitor:
+        self._cpu_start = cpu_times()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._cpu_end = cpu_times()
+
+    def _run(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.every):
+                return
+
+    def facts(self) -> dict[str, Any]:
+        start, end = self._cpu_start, self._cpu_end
+        busy, total = end[0] - start[0], end[1] - start[1]
+        return {
+            "cpus": os.cpu_count(),
+            "load_1min": summary([round(sample, 2) for sample in self.samples]),
+            "cpu_busy_share": round(busy / total, 3) if total else None,
+        }
+
+
+def cpu_times() -> tuple[int, int]:
+    """Busy and total jiffies of all CPUs, from /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+    except OSError:
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+def versions() -> dict[str, Any]:
+    from importlib.metadata import version
+
+    tmux = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=False)
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "textual": version("textual"),
+        "toolstream_tui": version("toolstream-tui"),
+        "tmux": tmux.stdout.strip(),
+    }
+
+
+def git_commit() -> dict[str, Any] | None:
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=BENCH, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "tui"],
+            cwd=BENCH.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {"commit": commit, "uncommitted_in_tui": [line[3:] for line in dirty]}
+
+
+# -- the run --------------------------------------------------------------------------
+@dataclass
+class Run:
+    """Everything measured, shaped as the results file."""
+
+    plan: Plan
+    args: argparse.Namespace
+    terminal: Terminal
+    watch: Watch
+    figures: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    streams: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    resolution: dict[str, list[float]] = field(default_factory=dict)
+
+    def file(self, spec: StreamSpec) -> StreamFile:
+        progress(f"stream {spec.name}: {spec.describe()} (cache {self.args.cache})")
+        made = stream_file(spec, self.args.seed, self.args.cache)
+        self.streams[spec.name] = made.facts()
+        return made
+
+    @contextmanager
+    def timing(self, part: str, interval: float) -> Iterator[None]:
+        """Captures every `interval` seconds (0: as fast as tmux answers) and keeps
+        the intervals measured: the resolution of this part's times."""
+        self.watch.gaps, self.watch.interval = [], interval
+        try:
+            yield
+        finally:
+            self.resolution.setdefault(part, []).extend(self.watch.gaps)
+
+
+def progress(text: str) -> None:
+    print(f"... {text}", file=sys.stderr, flush=True)
+
+
+def attempt(run: Run, label: str, measure: Callable[[], None]) -> None:
+    """One part of the run; a failure is recorded and the run goes on."""
+    progress(label)
+    try:
+        measure()
+    except Exception as exc:
+        run.problems.append(f"{label}: {type(exc).__name__}: {exc}")
+        progress(f"FAILED {run.problems[-1]}")
+
+
+# -- row 1: whole process against whole process ------------------------------------
+@dataclass
+class AppRun:
+    seconds: float | None  # launch → finished on screen → q → gone; None: not finished
+    to_finished: float | None
+    quit_seconds: float
+    killed: bool
+    peak_kb: int
+    waited: float  # how long it ran before being stopped, when it did not finish
+    last_status: str
+
+
+def run_app_to_end(run: Run, argv: list[str], timeout: float) -> AppRun:
+    """Launch → `finished` on screen → `q` → process gone."""
+    terminal, watch = run.terminal, run.watch
+    start = time.perf_counter()
+    process = terminal.launch(argv)
+    try:
+        frame = watch.until(process, markers.ended, timeout)
+        shown = frame or watch.last
+        if frame is not None and not markers.finished(frame):
+            raise RuntimeError(f"the app ended {markers.state(frame)}: {screen_summary(frame)}")
+        to_finished = frame.t - start if frame is not None else None
+        process.sample_peak()
+        quit_seconds, killed = quit_app(terminal, process, markers.QUIT_KEY)
+        total = time.perf_counter() - start if frame is not None else None
+        waited = time.perf_counter() - start
+        status = markers.status(shown).strip() if shown else ""
+        return AppRun(total, to_finished, quit_seconds, killed, process.peak_kb, waited, status)
+    finally:
+        process.kill()
+        process.close()
+
+
+def whole_process(run: Run, spec: StreamSpec) -> None:
+    stream = run.file(spec)
+    headless_argv = replay_argv(stream.path, "--headless")
+    app = replay_argv(stream.path)
+    pairs: list[dict[str, Any]] = []
+    for number in range(run.plan.rounds):
+        headless = run_headless(headless_argv)
+        timeout = max(APP_TIMEOUT_MIN, APP_TIMEOUT_FACTOR * headless.seconds)
+        with run.timing("whole", run.args.poll_whole):
+            shown = run_app_to_end(run, app, timeout)
+        pair = {"headless": asdict(headless), "app": asdict(shown)}
+        pairs.append(pair)
+        if shown.seconds is None:
+            progress(f"  round {number + 1}: app not finished after {shown.waited:.1f} s")
+            break
+        ratio = shown.seconds / headless.seconds
+        pair["ratio"] = ratio
+        progress(
+            f"  round {number + 1}: headless {headless.seconds:.2f} s, app {shown.seconds:.2f} s"
+            f" = {ratio:.2f}x, q → gone {shown.quit_seconds:.2f} s"
+        )
+    run.details[f"whole.{spec.name}"] = pairs
+    record_whole(run, spec.name, pairs)
+
+
+def record_whole(run: Run, name: str, pairs: list[dict[str, Any]]) -> None:
+    done = [pair for pair in pairs if "ratio" in pair]
+    figures = run.figures
+    figures[f"whole.{name}.ratio"] = summary([pair["ratio"] for pair in done])
+    figures[f"whole.{name}.app_seconds"] = summary([pair["app"]["seconds"] for pair in done])
+    figures[f"whole.{name}.headless_seconds"] = summary(
+        [pair["headless"]["seconds"] for pair in pairs]
+    )
+    figures[f"quit.{name}"] = summary([pair["app"]["quit_seconds"] for pair in pairs])
+    unfinished = [pair for pair in pairs if "ratio" not in pair]
+    if unfinished:
+        app = unfinished[0]["app"]
+        bound = app["waited"] / unfinished[0]["headless"]["seconds"]
+        figures[f"whole.{name}.ratio"]["not_finished"] = {
+            "after_seconds": app["waited"],
+            "ratio_at_least": bound,
+            "status": app["last_status"],
+        }
+    if name == run.plan.rss_stream:
+        figures["rss.headless"] = summary([pair["headless"]["peak_kb"] / 1024 for pair in pairs])
+        figures["rss.app"] = summary([pair["app"]["peak_kb"] / 1024 for pair in pairs])
+
+
+# -- row 2: key → the frame that shows its effect -----------------------------------
+@dataclass(frozen=True, slots=True)
+class Press:
+    key: str
+    latency: float | None  # None: no effect within the timeout
+    at: float  # seconds since launch
+    events: int | None  # events on the status bar when it was sent
+    ended: bool  # the stream was over on screen when it was sent
+    ambiguous: bool = False  # the effect came with the stream's end, which changes it too
+
+    @property
+    def counted(self) -> bool:
+        """Answered, and surely by the key."""
+        return self.latency is not None and not self.ambiguous
+
+
+@dataclass
+class KeyPhase:
+    name: str
+    argv: list[str]
+    presses: list[Press] = field(default_factory=list)
+    launches: int = 0
+    dropped: set[str] = field(default_factory=set)
+    capped: bool = False
+
+    def answered(self, key: str) -> int:
+        return sum(1 for p in self.presses if p.key == key and p.counted)
+
+    def unanswered_in_a_row(self, key: str) -> int:
+        """Its last presses that had no effect (a key that never answers is dropped)."""
+        count = 0
+        for past in reversed([p for p in self.presses if p.key == key]):
+            if past.counted:
+                break
+            count += 1
+        return count
+
+    def wanted(self, plan: Plan) -> list[markers.KeyCase]:
+        return [
+            case
+            for case in markers.KEYS
+            if case.name not in self.dropped and self.answered(case.name) < plan.presses
+        ]
+
+
+def key_phase(run: Run, phase: KeyPhase) -> None:
+    """Launch the app again and again, pressing every key in turn while the stream
+    is on, until each has its presses (or stops answering, or the time is up)."""
+    plan, rng = run.plan, random.Random(run.args.seed)
+    deadline = time.perf_counter() + plan.phase_cap
+    with run.timing("keys", run.args.poll_keys):
+        while phase.wanted(plan) and not phase.capped:
+            phase.launches += 1
+            start = time.perf_counter()
+            process = run.terminal.launch(phase.argv)
+            try:
+                if run.watch.until(process, markers.lane_in_view, LAUNCH_TIMEOUT) is None:
+                    raise RuntimeError(f"no lane on screen after {LAUNCH_TIMEOUT:.0f} s")
+                press_keys(run, phase, process, start, rng, deadline)
+                quit_app(run.terminal, process, markers.QUIT_KEY)
+            finally:
+                process.kill()
+                process.close()
+            phase.capped = time.perf_counter() > deadline
+    progress(f"  {phase.name}: {len(phase.presses)} presses in {phase.launches} launch(es)")
+    run.details[f"keys.{phase.name}"] = {
+        "launches": phase.launches,
+        "capped_at_seconds": plan.phase_cap if phase.capped else None,
+        "dropped": sorted(phase.dropped),
+        "presses": [asdict(press) for press in phase.presses],
+    }
+    run.figures[f"keys.{phase.name}"] = key_figures(phase, plan)
+
+
+def press_keys(
+    run: Run,
+    phase: KeyPhase,
+    process: Process,
+    start: float,
+    rng: random.Random,
+    deadline: float,
+) -> None:
+    plan = run.plan
+    while time.perf_counter() < deadline:
+        cases = phase.wanted(plan)
+        if not cases:
+            return
+        pressed = False
+        for case in markers.KEYS:  # in order: close follows open, resume follows pause
+            if case not in cases and not needed_to_continue(case, cases):
+                continue
+            time.sleep(rng.uniform(*PRESS_GAP))
+            before = run.watch.frame(process)
+            if process.gone():
+                raise AppExited(screen_summary(before))
+            if plan.keys_during_stream_only and markers.ended(before):
+                return
+            if not case.ready(before):
+                continue
+            pressed_now = press(run, process, case, before, start)
+            phase.presses.append(pressed_now)
+            pressed = True
+            if phase.unanswered_in_a_row(case.name) >= UNANSWERED_LIMIT:
+                phase.dropped.add(case.name)
+            if not pressed_now.counted:
+                return  # its effect may still come and confuse the next key: relaunch
+        if not pressed:
+            return  # nothing can be pressed on this screen: relaunch
+
+
+def needed_to_continue(case: markers.KeyCase, wanted: list[markers.KeyCase]) -> bool:
+    """Close and resume undo open and pause, so they are pressed while the other is."""
+    partners = {"close inspector": "open inspector", "resume": "pause"}
+    return partners.get(case.name) in {wanted_case.name for wanted_case in wanted}
+
+
+def press(
+    run: Run, process: Process, case: markers.KeyCase, before: markers.Frame, start: float
+) -> Press:
+    was, ended_before = case.probe(before), markers.ended(before)
+    sent = run.terminal.send_key(case.key)
+    frame = run.watch.until(process, lambda f: case.probe(f) != was, run.plan.press_timeout)
+    at, events = sent - start, markers.events_shown(before)
+    if frame is None:
+        return Press(case.name, None, at, events, ended_before)
+    ambiguous = case.end_changes_it and markers.ended(frame) and not ended_before
+    return Press(case.name, frame.t - sent, at, events, ended_before, ambiguous)
+
+
+def key_figures(phase: KeyPhase, plan: Plan) -> dict[str, Any]:
+    counted = [p for p in phase.presses if not p.ambiguous]
+    latencies = [p.latency * 1000 for p in counted if p.latency is not None]
+    figures = summary(latencies)
+    figures.pop("values", None)
+    figures["unanswered"] = sum(1 for p in counted if p.latency is None)
+    figures["ambiguous"] = len(phase.presses) - len(counted)
+    figures["after_end"] = sum(1 for p in counted if p.ended)
+    figures["per_key"] = {}
+    for case in markers.KEYS:
+        own = [p for p in counted if p.key == case.name]
+        values = [p.latency * 1000 for p in own if p.latency is not None]
+        entry = summary(values)
+        entry.pop("values", None)
+        entry["unanswered"] = sum(1 for p in own if p.latency is None)
+        figures["per_key"][case.name] = entry
+    figures["least_answered"] = min(
+        (entry["n"] for entry in figures["per_key"].values()), default=0
+    )
+    figures["launches"] = phase.launches
+    return figures
+
+
+# -- row 4: startup -------------------------------------------------------------------
+def startup(run: Run) -> None:
+    tiny = run.file(run.plan.tiny)
+    headless, shown = [], []
+    rounds = max(run.plan.rounds, 5) if not run.args.quick else 1
+    with run.timing("startup", run.args.poll_keys):
+        for _ in range(rounds):
+            headless.append(run_headless(replay_argv(tiny.path, "--headless")).seconds)
+            start = time.perf_counter()
+            process = run.terminal.launch(app_argv())
+            try:
+                frame = run.watch.until(process, markers.content, LAUNCH_TIMEOUT)
+                if frame is None:
+                    raise RuntimeError(f"no content after {LAUNCH_TIMEOUT:.0f} s")
+                shown.append(frame.t - start)
+                quit_app(run.terminal, process, markers.QUIT_KEY)
+            finally:
+                process.kill()
+                process.close()
+    run.figures["startup.app"] = summary(shown)
+    run.figures["startup.headless"] = summary(headless)
+    progress(
+        f"  first frame {statistics.median(shown):.3f} s, "
+        f"headless {statistics.median(headless):.3f} s"
+    )
+
+
+# -- everything -------------------------------------------------------------------------
+def measure(run: Run, parts: set[str]) -> None:
+    plan = run.plan
+    if "whole" in parts:
+        for spec in plan.whole:
+            attempt(run, f"whole process: {spec.name}", lambda s=spec: whole_process(run, s))
+    if "keys" in parts:
+        keys = run.file(plan.keys_stream)
+        many = run.file(plan.many_calls)
+        phases = (
+            KeyPhase("speed-0", replay_argv(keys.path)),
+            KeyPhase("paced", replay_argv(paced(keys, plan.paced_seconds), speed=1)),
+            KeyPhase("calls-10k", replay_argv(many.path)),
+        )
+        for phase in phases:
+            attempt(run, f"keys: {phase.name}", lambda p=phase: key_phase(run, p))
+    if "startup" in parts:
+        attempt(run, "startup", lambda: startup(run))
+
+
+def resolution_facts(run: Run) -> dict[str, Any]:
+    facts = {}
+    for part, gaps in run.resolution.items():
+        ms = sorted(gap * 1000 for gap in gaps)
+        if ms:
+            facts[part] = {
+                "captures": len(ms) + 1,
+                "median_ms": statistics.median(ms),
+                "p99_ms": ms[min(len(ms) - 1, int(len(ms) * 0.99))],
+                "max_ms": ms[-1],
+            }
+    return facts
+
+
+def command_line(args: argparse.Namespace) -> str:
+    options = ["--quick"] if args.quick else []
+    if args.rounds:
+        options.append(f"--rounds {args.rounds}")
+    if args.presses:
+        options.append(f"--presses {args.presses}")
+    if args.poll_whole != POLL_WHOLE:
+        options.append(f"--poll-whole {args.poll_whole:g}")
+    if args.poll_keys:
+        options.append(f"--poll-keys {args.poll_keys:g}")
+    options += [f"--only {part}" for part in args.only or ()]
+    return " ".join([COMMAND, *options])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if tmux_path() is None:
+        print("tmux is not installed; the app benchmark needs a real terminal", file=sys.stderr)
+        return 2
+    plan = plan_for(args)
+    parts = set(args.only or ("whole", "keys", "startup"))
+    started = time.perf_counter()
+    with (
+        LoadMonitor() as load,
+        tempfile.TemporaryDirectory(prefix="toolstream-bench-cwd-") as cwd,
+        Terminal(cwd=Path(cwd)) as terminal,
+    ):
+        run = Run(plan, args, terminal, Watch(terminal))
+        terminal_size = terminal.size()
+        measure(run, parts)
+    results = {
+        "meta": {
+            "command": command_line(args),
+            "quick": args.quick,
+            "seed": args.seed,
+            "rounds": plan.rounds,
+            "presses": plan.presses,
+            "paced_seconds": plan.paced_seconds,
+            "rss_stream": plan.rss_stream,
+            "poll_seconds": {"whole": args.poll_whole, "keys": args.poll_keys},
+            "terminal": list(terminal_size),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+            "total_seconds": time.perf_counter() - started,
+            "machine": load.facts(),
+            "resolution": resolution_facts(run),
+            "versions": versions(),
+            "git": git_commit(),
+        },
+        "streams": run.streams,
+        "figures": run.figures,
+        "details": run.details,
+        "problems": run.problems,
+    }
+    results["goals"] = report.judge(results["figures"])
+    args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    table = report.markdown(results)
+    args.markdown.write_text(table, encoding="utf-8")
+    print(table)
+    print(f"results: {args.json}, {args.markdown} ({results['meta']['total_seconds']:.0f} s)")
+    return 1 if run.problems else 0

@@ -1,0 +1,154 @@
+"""What the app shows, read off a captured frame. Every row of the app benchmark
+decides "the key took effect" or "the stream is on screen" through this one
+table, so when the app's look changes, this file is the one to update.
+
+The markers follow what the app draws today (tui/toolstream_tui/app/):
+- the status bar is the first row: `source · dialect · state · N events · …`,
+  with ` PAUSED ` after the state while paused;
+- a lane is a box titled `#index name · id`; its border is round (`╭`), and when
+  focused either double (`╔`, a parsed lane) or in the theme's accent colour (a
+  streaming lane); a tree view starts with its root, `▼ {} n keys`;
+- the inspector is a modal titled `fragments of call #index …`;
+- the assistant pane is the left box of the second row of boxes, showing
+  `waiting for text…` until text arrives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from .terminal import Frame
+
+STATUS_ROW = 0
+ASSISTANT_FIRST_ROW = 2  # under the status bar and the boxes' top border
+ACCENT = (0xFF, 0xA6, 0x2B)  # textual-dark's $accent (also its $warning: a lane whose
+# arguments break the request's schema has that border too; the benchmark's streams
+# declare no tools)
+STATE = re.compile(r" · (connecting|streaming|finished|truncated|error)\b")
+EVENTS = re.compile(r" · (\d+) events · ")
+PAUSED = " PAUSED "
+LANE_TITLE = re.compile(r"([╭╔])[─═] #(\d+) ")
+FOCUSED_CORNER = "╔"
+TREE_ROOT = re.compile(r"[▼▶] (\{\}|\[\])")
+INSPECTOR_TITLE = "fragments of call #"
+WAITING_FOR_TEXT = "waiting for text…"
+ENDED = ("finished", "truncated", "error")
+
+
+# -- the status bar -------------------------------------------------------------
+def status(frame: Frame) -> str:
+    return frame.lines[STATUS_ROW] if frame.lines else ""
+
+
+def state(frame: Frame) -> str | None:
+    """connecting, streaming, finished, truncated or error; None before the first paint."""
+    found = STATE.search(status(frame))
+    return found.group(1) if found else None
+
+
+def ended(frame: Frame) -> bool:
+    return state(frame) in ENDED
+
+
+def finished(frame: Frame) -> bool:
+    return state(frame) == "finished"
+
+
+def events_shown(frame: Frame) -> int | None:
+    found = EVENTS.search(status(frame))
+    return int(found.group(1)) if found else None
+
+
+def paused(frame: Frame) -> bool:
+    return PAUSED in status(frame)
+
+
+# -- lanes ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class LaneBox:
+    index: int
+    row: int  # of its title
+    focused: bool
+
+
+def lanes(frame: Frame) -> list[LaneBox]:
+    """The lanes whose title is on screen, top to bottom."""
+    boxes = []
+    for row, line in enumerate(frame.lines):
+        for found in LANE_TITLE.finditer(line):
+            corner = found.group(1)
+            colour = frame.cells[row][found.start()].fg
+            focused = corner == FOCUSED_CORNER or colour == ACCENT
+            boxes.append(LaneBox(int(found.group(2)), row, focused))
+    return boxes
+
+
+def focused_lane(frame: Frame) -> int | None:
+    return next((box.index for box in lanes(frame) if box.focused), None)
+
+
+def focused_view(frame: Frame) -> tuple[int, str] | None:
+    """The focused lane and whether it shows its tree or its raw buffer."""
+    box = next((box for box in lanes(frame) if box.focused), None)
+    if box is None or box.row + 1 >= len(frame.lines):
+        return None
+    first_row = frame.lines[box.row + 1]
+    return box.index, "tree" if TREE_ROOT.search(first_row) else "raw"
+
+
+def inspector_open(frame: Frame) -> bool:
+    return any(INSPECTOR_TITLE in line for line in frame.lines)
+
+
+def assistant_text(frame: Frame) -> str:
+    """The first row of the assistant pane ('' when blank or still waiting)."""
+    if len(frame.lines) <= ASSISTANT_FIRST_ROW:
+        return ""
+    parts = frame.lines[ASSISTANT_FIRST_ROW].split("│")
+    text = parts[1].strip() if len(parts) > 1 else ""
+    return "" if text == WAITING_FOR_TEXT else text
+
+
+def content(frame: Frame) -> bool:
+    """The first frame with content: the status bar, and a lane or some text."""
+    return state(frame) is not None and (bool(lanes(frame)) or bool(assistant_text(frame)))
+
+
+# -- keys ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class KeyCase:
+    """One key press: `probe` reads what the key changes; its effect is on screen in
+    the first frame where the probe differs from the frame before the press.
+    `ready` says whether the key can be pressed now (close needs an open inspector)."""
+
+    name: str
+    key: str  # tmux's name, for send-keys
+    probe: Callable[[Frame], Hashable]
+    ready: Callable[[Frame], bool]
+    end_changes_it: bool = False  # the stream's end alone can change the probe
+
+
+def on_main_screen(frame: Frame) -> bool:
+    return not inspector_open(frame)
+
+
+def lane_in_view(frame: Frame) -> bool:
+    return on_main_screen(frame) and bool(lanes(frame))
+
+
+def lane_focused(frame: Frame) -> bool:
+    return on_main_screen(frame) and focused_lane(frame) is not None
+
+
+KEYS = (
+    KeyCase("focus next lane", "j", focused_lane, lane_in_view),
+    # At the finish every lane turns to its tree by itself.
+    KeyCase("tree/raw", "t", focused_view, lane_focused, end_changes_it=True),
+    KeyCase("open inspector", "i", inspector_open, lane_in_view),
+    KeyCase("close inspector", "i", inspector_open, inspector_open),
+    KeyCase("pause", "Space", paused, lambda frame: on_main_screen(frame) and not paused(frame)),
+    KeyCase("resume", "Space", paused, lambda frame: on_main_screen(frame) and paused(frame)),
+)
+QUIT_KEY = "q"

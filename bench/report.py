@@ -1,0 +1,229 @@
+"""The app benchmark's results as Markdown: the table the README's performance
+section is made of (`python -m bench readme` puts it there), each goal of
+goals.py marked met or not, with the command that repeats the run beside it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from . import markers
+from .goals import GOALS, Goal
+
+README_HEADING = "## Performance"
+STREAM_LABELS = {
+    "big-args-1m": "big-args 1 MB",
+    "parallel-64": "parallel-64",
+    "big-args-10m": "big-args 10 MB",
+    "calls-10k": "10,000 parallel calls",
+}
+KEY_PHASES = {
+    "speed-0": "parallel-64, `--speed 0`",
+    "paced": "parallel-64, paced",
+    "calls-10k": "10,000 calls, `--speed 0`",
+}
+
+
+# -- goals --------------------------------------------------------------------------
+def judge(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each goal with the value measured and whether it is met (None: not measured)."""
+    return [{**goal_facts(goal), **verdict(goal, figures.get(goal.figure))} for goal in GOALS]
+
+
+def goal_facts(goal: Goal) -> dict[str, Any]:
+    return {"row": goal.row, "figure": goal.figure, "goal": goal.text()}
+
+
+def verdict(goal: Goal, figure: dict[str, Any] | None) -> dict[str, Any]:
+    if not figure:
+        return {"value": None, "met": None}
+    if "not_finished" in figure:
+        return {"value": None, "met": False}
+    value = figure.get(goal.statistic)
+    if value is None:
+        return {"value": None, "met": None}
+    met = value <= goal.limit
+    if goal.presses:
+        met = met and figure["least_answered"] >= goal.presses and not figure["unanswered"]
+    return {"value": value, "met": met}
+
+
+# -- formatting -----------------------------------------------------------------------
+def seconds(value: float) -> str:
+    return f"{value:.2f} s" if value >= 0.1 else f"{value * 1000:.0f} ms"
+
+
+def megabytes(value: float) -> str:
+    return f"{value:,.0f} MB"
+
+
+def stream_label(name: str, streams: dict[str, Any]) -> str:
+    facts = streams.get(name)
+    label = STREAM_LABELS.get(name, name)
+    if not facts:
+        return label
+    return f"{label} ({facts['events']:,} events, {facts['body_bytes'] / 1e6:,.1f} MB)"
+
+
+def whole_text(name: str, figures: dict[str, Any]) -> str:
+    ratio = figures.get(f"whole.{name}.ratio")
+    if not ratio:
+        return "—"
+    headless = figures[f"whole.{name}.headless_seconds"]
+    unfinished = ratio.get("not_finished")
+    if unfinished:
+        return (
+            f"not finished after {unfinished['after_seconds']:.0f} s "
+            f"(> {unfinished['ratio_at_least']:.0f}x headless {seconds(headless['median'])}; "
+            f"status: {unfinished['status'] or '—'})"
+        )
+    app = figures[f"whole.{name}.app_seconds"]
+    return (
+        f"**{ratio['median']:.2f}x** (max {ratio['max']:.2f}x): "
+        f"app {seconds(app['median'])} ÷ headless {seconds(headless['median'])}"
+    )
+
+
+def key_text(figure: dict[str, Any] | None) -> str:
+    if not figure:
+        return "—"
+    if not figure["n"]:
+        text = "no press answered"
+    else:
+        text = f"median {figure['median']:.0f} ms, **max {figure['max']:.0f} ms**"
+    counts = f"{figure['n']} presses in {figure['launches']} launch(es)"
+    if figure["unanswered"]:
+        counts += f", {figure['unanswered']} unanswered"
+    if figure["after_end"]:
+        counts += f", {figure['after_end']} after the stream's end"
+    return f"{text} ({counts})"
+
+
+def spread(figure: dict[str, Any] | None, unit: str) -> str:
+    if not figure or not figure.get("n"):
+        return "—"
+    show = megabytes if unit == "MB" else seconds
+    if figure["n"] == 1:
+        return f"**{show(figure['median'])}**"
+    return f"**{show(figure['median'])}** (max {show(figure['max'])})"
+
+
+def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(what a user sees, measured, goal, met) for every goal."""
+    figures, streams = results["figures"], results["streams"]
+    verdicts = {entry["figure"]: entry for entry in results["goals"]}
+    out = []
+    for goal in GOALS:
+        kind, _, rest = goal.figure.partition(".")
+        name = rest.rsplit(".", 1)[0]
+        figure = figures.get(goal.figure)
+        if kind == "whole":
+            seen = (
+                "`--replay FILE --speed 0`: launch → `finished` on screen → `q` → gone, "
+                f"÷ `--headless`; {stream_label(name, streams)}"
+            )
+            measured = whole_text(name, figures)
+        elif kind == "keys":
+            seen = f"key → the frame that shows it; {KEY_PHASES.get(rest, rest)}"
+            measured = key_text(figure)
+        elif kind == "quit":
+            seen = f"`q` → process gone, after {stream_label(name, streams)}"
+            measured = spread(figure, "s")
+        elif kind == "rss":
+            seen = f"peak RSS (VmHWM), {rest}, {stream_label(results_rss_stream(results), streams)}"
+            measured = spread(figure, "MB")
+        else:
+            seen = goal.row
+            measured = spread(figure, "s")
+        met = verdicts[goal.figure]["met"]
+        out.append((seen, measured, goal.text(), {True: "met", False: "**not met**"}.get(met, "—")))
+    return out
+
+
+def results_rss_stream(results: dict[str, Any]) -> str:
+    return str(results["meta"].get("rss_stream", "big-args-10m"))
+
+
+def key_table(figures: dict[str, Any]) -> list[str]:
+    phases = [name for name in KEY_PHASES if f"keys.{name}" in figures]
+    if not phases:
+        return []
+    names = [case.name for case in markers.KEYS]
+    lines = [
+        "| key latency, ms: median / max (presses) | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for phase in phases:
+        cells = []
+        for name in names:
+            entry = figures[f"keys.{phase}"]["per_key"][name]
+            cell = "—"
+            if entry["n"]:
+                cell = f"{entry['median']:.0f} / {entry['max']:.0f} ({entry['n']})"
+            if entry["unanswered"]:
+                cell += f", {entry['unanswered']} unanswered"
+            cells.append(cell)
+        lines.append(f"| {KEY_PHASES[phase]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def conditions(results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    machine = meta["machine"]
+    load = machine["load_1min"]
+    busy = machine.get("cpu_busy_share")
+    width, height = meta["terminal"]
+    parts = [
+        f"{machine['cpus']} CPUs",
+        f"load average (1 min) {load.get('median', 0):.1f} median, {load.get('max', 0):.1f} max",
+    ]
+    if busy is not None:
+        parts.append(f"CPUs {busy:.0%} busy on average (all processes)")
+    resolution = "; ".join(
+        f"{part} {facts['median_ms']:.1f} ms (p99 {facts['p99_ms']:.1f} ms)"
+        for part, facts in meta["resolution"].items()
+    )
+    versions = meta["versions"]
+    return (
+        f"{meta['started']}, {versions['tmux']} {width}x{height}, Python {versions['python']}, "
+        f"textual {versions['textual']}; {', '.join(parts)}. Screen captured every "
+        f"{resolution or '—'}: the resolution of every time measured on screen."
+    )
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The performance section's body, from one run's results."""
+    meta = results["meta"]
+    lines = [
+        f"`{meta['command']}` (about {meta['total_seconds'] / 60:.0f} min; `--quick` runs in "
+        "about a minute and is the suite's smoke test) runs the app in a real terminal "
+        "(tmux) and times what a user sees, from outside the process: whole process against "
+        "whole process, a key to the first captured frame that shows its effect, peak RSS "
+        "from the kernel (VmHWM). Medians and maxima of paired, alternating rounds "
+        f"({meta['rounds']} per stream). Goals from issue 12.",
+        "",
+        "| what a user sees | measured | goal | |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {' | '.join(row)} |" for row in rows(results)]
+    keys = key_table(results["figures"])
+    if keys:
+        lines += ["", *keys]
+    lines += ["", conditions(results)]
+    if results["problems"]:
+        lines += ["", *(f"- problem: {problem}" for problem in results["problems"])]
+    return "\n".join(lines) + "\n"
+
+
+# -- the README ------------------------------------------------------------------------
+def readme_with(readme: str, body: str) -> str:
+    """README text with its performance section's body replaced by `body`."""
+    found = re.search(rf"^{re.escape(README_HEADING)}\n(.*?)(?=^## |\Z)", readme, re.M | re.S)
+    if found is None:
+        raise ValueError(f"README has no {README_HEADING!r} section")
+    return readme[: found.start(1)] + "\n" + body + "\n" + readme[found.end(1) :]
+
+
+def write_readme(path: Path, body: str) -> None:
+    path.write_text(readme_with(path.read_text(encoding="utf-8"), body), encoding="utf-8")
