@@ -9,6 +9,7 @@ readme      put the app table (bench/app-results.md) into README.md's performanc
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,21 +18,21 @@ from pathlib import Path
 def readme(argv: Sequence[str]) -> int:
     from . import app, report
 
-    parser = argparse.ArgumentParser(prog="python -m bench readme", description=readme.__doc__)
-    parser.add_argument("--markdown", type=Path, default=app.DEFAULT_JSON.with_suffix(".md"))
+    parser = argparse.ArgumentParser(prog="python -m bench readme", description=README_HELP)
+    parser.add_argument("--json", type=Path, default=app.DEFAULT_JSON, help="an app run's results")
     parser.add_argument("--readme", type=Path, default=app.BENCH.parent / "README.md")
-    parser.add_argument("--write", action="store_true", help="write README.md (else print it)")
+    parser.add_argument("--write", action="store_true", help="write README.md (else print)")
     args = parser.parse_args(argv)
-    body = args.markdown.read_text(encoding="utf-8")
+    body = report.markdown(json.loads(args.json.read_text(encoding="utf-8")))
     if not args.write:
         print(body, end="")
         return 0
     report.write_readme(args.readme, body)
-    print(f"{args.readme}: performance section from {args.markdown}")
+    print(f"{args.readme}: performance section from {args.json}")
     return 0
 
 
-readme.__doc__ = "Replace README.md's performance section with the app benchmark's table."
+README_HELP = "Replace README.md's performance section with the app benchmark's table."
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -152,11 +152,7 @@ def plan_for(args: argparse.Namespace) -> Plan:
         changes["rounds"] = args.rounds
     if args.presses:
         changes["presses"] = args.presses
-    return Plan(**{**asdict_shallow(plan), **changes})
-
-
-def asdict_shallow(plan: Plan) -> dict[str, Any]:
-    return {name: getattr(plan, name) for name in Plan.__dataclass_fields__}
+    return replace(plan, **changes)
 
 
 # -- statistics -------------------------------------------------------------------
@@ -363,7 +359,7 @@ def record_whole(run: Run, name: str, pairs: list[dict[str, Any]]) -> None:
     figures[f"whole.{name}.headless_seconds"] = summary(
         [pair["headless"]["seconds"] for pair in pairs]
     )
-    figures[f"quit.{name}"] = summary([pair["app"]["quit_seconds"] for pair in pairs])
+    figures[f"quit.{name}"] = summary([pair["app"]["quit_seconds"] for pair in done])
     unfinished = [pair for pair in pairs if "ratio" not in pair]
     if unfinished:
         app = unfinished[0]["app"]

@@ -5,6 +5,7 @@ goals.py marked met or not, with the command that repeats the run beside it."""
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +13,7 @@ from . import markers
 from .goals import GOALS, Goal
 
 README_HEADING = "## Performance"
-STREAM_LABELS = {
-    "big-args-1m": "big-args 1 MB",
-    "parallel-64": "parallel-64",
-    "big-args-10m": "big-args 10 MB",
-    "calls-10k": "10,000 parallel calls",
-}
+WRAP = 80  # the README's prose width
 KEY_PHASES = {
     "speed-0": "parallel-64, `--speed 0`",
     "paced": "parallel-64, paced",
@@ -58,12 +54,11 @@ def megabytes(value: float) -> str:
     return f"{value:,.0f} MB"
 
 
-def stream_label(name: str, streams: dict[str, Any]) -> str:
+def stream_facts(name: str, streams: dict[str, Any]) -> str:
     facts = streams.get(name)
-    label = STREAM_LABELS.get(name, name)
     if not facts:
-        return label
-    return f"{label} ({facts['events']:,} events, {facts['body_bytes'] / 1e6:,.1f} MB)"
+        return ""
+    return f" ({facts['events']:,} events, {facts['body_bytes'] / 1e6:,.1f} MB)"
 
 
 def whole_text(name: str, figures: dict[str, Any]) -> str:
@@ -103,7 +98,7 @@ def key_text(figure: dict[str, Any] | None) -> str:
 def spread(figure: dict[str, Any] | None, unit: str) -> str:
     if not figure or not figure.get("n"):
         return "—"
-    show = megabytes if unit == "MB" else seconds
+    show = megabytes if unit == "MB" else seconds  # "ms" figures are kept in seconds too
     if figure["n"] == 1:
         return f"**{show(figure['median'])}**"
     return f"**{show(figure['median'])}** (max {show(figure['max'])})"
@@ -115,34 +110,18 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     verdicts = {entry["figure"]: entry for entry in results["goals"]}
     out = []
     for goal in GOALS:
-        kind, _, rest = goal.figure.partition(".")
-        name = rest.rsplit(".", 1)[0]
+        kind = goal.figure.split(".")[0]
         figure = figures.get(goal.figure)
         if kind == "whole":
-            seen = (
-                "`--replay FILE --speed 0`: launch → `finished` on screen → `q` → gone, "
-                f"÷ `--headless`; {stream_label(name, streams)}"
-            )
-            measured = whole_text(name, figures)
+            measured = whole_text(goal.stream, figures)
         elif kind == "keys":
-            seen = f"key → the frame that shows it; {KEY_PHASES.get(rest, rest)}"
             measured = key_text(figure)
-        elif kind == "quit":
-            seen = f"`q` → process gone, after {stream_label(name, streams)}"
-            measured = spread(figure, "s")
-        elif kind == "rss":
-            seen = f"peak RSS (VmHWM), {rest}, {stream_label(results_rss_stream(results), streams)}"
-            measured = spread(figure, "MB")
         else:
-            seen = goal.row
-            measured = spread(figure, "s")
-        met = verdicts[goal.figure]["met"]
-        out.append((seen, measured, goal.text(), {True: "met", False: "**not met**"}.get(met, "—")))
+            measured = spread(figure, goal.unit)
+        met = {True: "met", False: "**not met**"}.get(verdicts[goal.figure]["met"], "—")
+        seen = goal.row + stream_facts(goal.stream, streams)
+        out.append((seen, measured, goal.text(), met))
     return out
-
-
-def results_rss_stream(results: dict[str, Any]) -> str:
-    return str(results["meta"].get("rss_stream", "big-args-10m"))
 
 
 def key_table(figures: dict[str, Any]) -> list[str]:
@@ -192,16 +171,27 @@ def conditions(results: dict[str, Any]) -> str:
     )
 
 
+def paragraph(text: str) -> str:
+    return textwrap.fill(text, WRAP, break_long_words=False, break_on_hyphens=False)
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The performance section's body, from one run's results."""
     meta = results["meta"]
+    intro = (
+        f"`{meta['command']}` (this run: {meta['total_seconds'] / 60:.0f} min; `--quick`, "
+        "small streams once, is the test suite's smoke test) runs the app in a real "
+        "terminal (tmux) and times what a user sees from outside the process. App ÷ "
+        "headless: `toolstream-tui --replay FILE --speed 0` from launch until `finished` is "
+        "on screen, then `q`, until the process is gone, divided by the same file "
+        "`--headless` (stdout to /dev/null), in paired, alternating rounds "
+        f"({meta['rounds']} per stream; median and max of the pairs' ratios). Key → frame: a "
+        "key sent to the first captured frame that shows its effect, pressed while the stream "
+        f"is on screen (paced: the stream spread over {meta['paced_seconds']:g} s). Peak RSS "
+        "from the kernel (VmHWM, wait4). Goals from issue 12."
+    )
     lines = [
-        f"`{meta['command']}` (about {meta['total_seconds'] / 60:.0f} min; `--quick` runs in "
-        "about a minute and is the suite's smoke test) runs the app in a real terminal "
-        "(tmux) and times what a user sees, from outside the process: whole process against "
-        "whole process, a key to the first captured frame that shows its effect, peak RSS "
-        "from the kernel (VmHWM). Medians and maxima of paired, alternating rounds "
-        f"({meta['rounds']} per stream). Goals from issue 12.",
+        paragraph(intro),
         "",
         "| what a user sees | measured | goal | |",
         "|---|---|---|---|",
@@ -210,7 +200,7 @@ def markdown(results: dict[str, Any]) -> str:
     keys = key_table(results["figures"])
     if keys:
         lines += ["", *keys]
-    lines += ["", conditions(results)]
+    lines += ["", paragraph(conditions(results))]
     if results["problems"]:
         lines += ["", *(f"- problem: {problem}" for problem in results["problems"])]
     return "\n".join(lines) + "\n"
