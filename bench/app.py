@@ -78,7 +78,7 @@ FULL = Plan(
     rounds=3,
     presses=KEY_PRESSES,
     paced_seconds=30,
-    press_timeout=10.0,
+    press_timeout=30.0,
     phase_cap=300,
     keys_during_stream_only=True,
 )
@@ -99,15 +99,15 @@ QUICK = Plan(
     rounds=1,
     presses=1,
     paced_seconds=4,
-    press_timeout=3.0,
-    phase_cap=60,
+    press_timeout=10.0,
+    phase_cap=120,
     keys_during_stream_only=False,  # a tiny stream is over before the keys are
 )
 APP_TIMEOUT_FACTOR = 10  # the app may take this many times headless before it is stopped
 APP_TIMEOUT_MIN = 60.0
 UNANSWERED_LIMIT = 3  # unanswered presses in a row before a phase stops pressing a key
 PRESS_GAP = (0.05, 0.2)  # seconds between an effect and the next press (random: no aliasing)
-LAUNCH_TIMEOUT = 60.0
+LAUNCH_TIMEOUT = 120.0
 POLL_WHOLE = 0.01  # seconds between captures while a whole stream plays: plenty for runs
 # of seconds, and it leaves the CPU to the app
 
@@ -398,6 +398,7 @@ class KeyPhase:
     launches: int = 0
     dropped: set[str] = field(default_factory=set)
     capped: bool = False
+    note: str = ""  # why it stopped early, when it did
 
     def answered(self, key: str) -> int:
         return sum(1 for p in self.presses if p.key == key and p.counted)
@@ -431,7 +432,8 @@ def key_phase(run: Run, phase: KeyPhase) -> None:
             process = run.terminal.launch(phase.argv)
             try:
                 if run.watch.until(process, markers.lane_in_view, LAUNCH_TIMEOUT) is None:
-                    raise RuntimeError(f"no lane on screen after {LAUNCH_TIMEOUT:.0f} s")
+                    phase.note = f"no lane on screen {LAUNCH_TIMEOUT:.0f} s after launch"
+                    break
                 press_keys(run, phase, process, start, rng, deadline)
                 quit_app(run.terminal, process, markers.QUIT_KEY)
             finally:
@@ -439,8 +441,11 @@ def key_phase(run: Run, phase: KeyPhase) -> None:
                 process.close()
             phase.capped = time.perf_counter() > deadline
     progress(f"  {phase.name}: {len(phase.presses)} presses in {phase.launches} launch(es)")
+    if phase.note:
+        progress(f"  {phase.name}: {phase.note}")
     run.details[f"keys.{phase.name}"] = {
         "launches": phase.launches,
+        "note": phase.note,
         "capped_at_seconds": plan.phase_cap if phase.capped else None,
         "dropped": sorted(phase.dropped),
         "presses": [asdict(press) for press in phase.presses],
@@ -523,6 +528,8 @@ def key_figures(phase: KeyPhase, plan: Plan) -> dict[str, Any]:
         (entry["n"] for entry in figures["per_key"].values()), default=0
     )
     figures["launches"] = phase.launches
+    figures["capped_at_seconds"] = plan.phase_cap if phase.capped else None
+    figures["note"] = phase.note
     return figures
 
 

@@ -34,8 +34,8 @@ def goal_facts(goal: Goal) -> dict[str, Any]:
 def verdict(goal: Goal, figure: dict[str, Any] | None) -> dict[str, Any]:
     if not figure:
         return {"value": None, "met": None}
-    if "not_finished" in figure:
-        return {"value": None, "met": False}
+    if "not_finished" in figure or figure.get("n") == 0:
+        return {"value": None, "met": False}  # measured, and nothing finished or answered
     value = figure.get(goal.statistic)
     if value is None:
         return {"value": None, "met": None}
@@ -87,11 +87,15 @@ def key_text(figure: dict[str, Any] | None) -> str:
         text = "no press answered"
     else:
         text = f"median {figure['median']:.0f} ms, **max {figure['max']:.0f} ms**"
-    counts = f"{figure['n']} presses in {figure['launches']} launch(es)"
+    counts = f"{figure['n']} presses answered in {figure['launches']} launch(es)"
     if figure["unanswered"]:
         counts += f", {figure['unanswered']} unanswered"
     if figure["after_end"]:
         counts += f", {figure['after_end']} after the stream's end"
+    if figure.get("capped_at_seconds"):
+        counts += f", stopped after {figure['capped_at_seconds']:g} s"
+    if figure.get("note"):
+        counts += f"; {figure['note']}"
     return f"{text} ({counts})"
 
 
