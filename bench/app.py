@@ -39,7 +39,7 @@ from .processes import (
     screen_summary,
 )
 from .streams import DEFAULT_SEED
-from .terminal import Process, Terminal, tmux_path
+from .terminal import Frame, Process, Terminal, tmux_path
 
 BENCH = Path(__file__).resolve().parent
 DEFAULT_JSON = BENCH / "app-results.json"
@@ -78,8 +78,8 @@ FULL = Plan(
     rounds=3,
     presses=KEY_PRESSES,
     paced_seconds=30,
-    press_timeout=30.0,
-    phase_cap=300,
+    press_timeout=20.0,
+    phase_cap=420,
     keys_during_stream_only=True,
 )
 # The same names, much smaller: a lane per call costs the app most, so few calls.
@@ -319,7 +319,7 @@ def run_app_to_end(run: Run, argv: list[str], timeout: float) -> AppRun:
         quit_seconds, killed = quit_app(terminal, process, markers.QUIT_KEY)
         total = time.perf_counter() - start if frame is not None else None
         waited = time.perf_counter() - start
-        status = markers.status(shown).strip() if shown else ""
+        status = markers.status_facts(shown) if shown else ""
         return AppRun(total, to_finished, quit_seconds, killed, process.peak_kb, waited, status)
     finally:
         process.kill()
@@ -434,8 +434,14 @@ def key_phase(run: Run, phase: KeyPhase) -> None:
                 if run.watch.until(process, markers.lane_in_view, LAUNCH_TIMEOUT) is None:
                     phase.note = f"no lane on screen {LAUNCH_TIMEOUT:.0f} s after launch"
                     break
-                press_keys(run, phase, process, start, rng, deadline)
+                if not press_keys(run, phase, process, start, rng, deadline):
+                    dropped = ", ".join(sorted(phase.dropped)) or "none"
+                    phase.note = f"no key could be pressed (no longer pressed: {dropped})"
+                    break
                 quit_app(run.terminal, process, markers.QUIT_KEY)
+            except AppExited as exited:
+                phase.note = f"the app exited while keys were pressed: {exited}"
+                break
             finally:
                 process.kill()
                 process.close()
@@ -460,22 +466,22 @@ def press_keys(
     start: float,
     rng: random.Random,
     deadline: float,
-) -> None:
+) -> bool:
+    """Press every key in turn (more presses than wanted are more samples), until
+    each has its presses or the stream is over; False when no key could be pressed
+    at all on this screen."""
     plan = run.plan
-    while time.perf_counter() < deadline:
-        cases = phase.wanted(plan)
-        if not cases:
-            return
+    while time.perf_counter() < deadline and phase.wanted(plan):
         pressed = False
         for case in markers.KEYS:  # in order: close follows open, resume follows pause
-            if case not in cases and not needed_to_continue(case, cases):
+            if case.name in phase.dropped:
                 continue
             time.sleep(rng.uniform(*PRESS_GAP))
             before = run.watch.frame(process)
             if process.gone():
                 raise AppExited(screen_summary(before))
             if plan.keys_during_stream_only and markers.ended(before):
-                return
+                return True
             if not case.ready(before):
                 continue
             pressed_now = press(run, process, case, before, start)
@@ -483,29 +489,33 @@ def press_keys(
             pressed = True
             if phase.unanswered_in_a_row(case.name) >= UNANSWERED_LIMIT:
                 phase.dropped.add(case.name)
-            if not pressed_now.counted:
-                return  # its effect may still come and confuse the next key: relaunch
+            if pressed_now.latency is None:
+                # A late effect would be taken for the next key's: wait it out.
+                run.watch.until(
+                    process, lambda frame, c=case, b=before: late(c, b, frame), plan.press_timeout
+                )
         if not pressed:
-            return  # nothing can be pressed on this screen: relaunch
+            return False
+    return True
 
 
-def needed_to_continue(case: markers.KeyCase, wanted: list[markers.KeyCase]) -> bool:
-    """Close and resume undo open and pause, so they are pressed while the other is."""
-    partners = {"close inspector": "open inspector", "resume": "pause"}
-    return partners.get(case.name) in {wanted_case.name for wanted_case in wanted}
+def late(case: markers.KeyCase, before: Frame, frame: Frame) -> bool:
+    """The unanswered key's effect came after all, or the stream ended."""
+    answered = case.answered(case.probe(before), case.probe(frame))
+    return answered or (markers.ended(frame) and not markers.ended(before))
 
 
-def press(
-    run: Run, process: Process, case: markers.KeyCase, before: markers.Frame, start: float
-) -> Press:
+def press(run: Run, process: Process, case: markers.KeyCase, before: Frame, start: float) -> Press:
     was, ended_before = case.probe(before), markers.ended(before)
     sent = run.terminal.send_key(case.key)
-    frame = run.watch.until(process, lambda f: case.probe(f) != was, run.plan.press_timeout)
+    answered = run.watch.until(
+        process, lambda frame: case.answered(was, case.probe(frame)), run.plan.press_timeout
+    )
     at, events = sent - start, markers.events_shown(before)
-    if frame is None:
+    if answered is None:
         return Press(case.name, None, at, events, ended_before)
-    ambiguous = case.end_changes_it and markers.ended(frame) and not ended_before
-    return Press(case.name, frame.t - sent, at, events, ended_before, ambiguous)
+    ambiguous = case.end_changes_it and markers.ended(answered) and not ended_before
+    return Press(case.name, answered.t - sent, at, events, ended_before, ambiguous)
 
 
 def key_figures(phase: KeyPhase, plan: Plan) -> dict[str, Any]:
@@ -594,6 +604,11 @@ def resolution_facts(run: Run) -> dict[str, Any]:
     return facts
 
 
+def scrubbed(text: str, cache: Path) -> str:
+    """No path of this machine in a results file that may be committed."""
+    return text.replace(str(cache), "$CACHE").replace(tempfile.gettempdir(), "$TMPDIR")
+
+
 def command_line(args: argparse.Namespace) -> str:
     options = ["--quick"] if args.quick else []
     if args.rounds:
@@ -645,7 +660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "streams": run.streams,
         "figures": run.figures,
         "details": run.details,
-        "problems": run.problems,
+        "problems": [scrubbed(problem, args.cache) for problem in run.problems],
     }
     results["goals"] = report.judge(results["figures"])
     args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

@@ -25,7 +25,8 @@ STATUS_ROW = 0
 ASSISTANT_FIRST_ROW = 2  # under the status bar and the boxes' top border
 ACCENT = (0xFF, 0xA6, 0x2B)  # textual-dark's $accent (also its $warning: a lane whose
 # arguments break the request's schema has that border too; the benchmark's streams
-# declare no tools)
+# declare no tools). Textual blends colours, so it arrives as (254, 166, 43): near is enough.
+NEAR = 8  # per channel
 STATE = re.compile(r" · (connecting|streaming|finished|truncated|error)\b")
 EVENTS = re.compile(r" · (\d+) events · ")
 PAUSED = " PAUSED "
@@ -40,6 +41,11 @@ ENDED = ("finished", "truncated", "error")
 # -- the status bar -------------------------------------------------------------
 def status(frame: Frame) -> str:
     return frame.lines[STATUS_ROW] if frame.lines else ""
+
+
+def status_facts(frame: Frame) -> str:
+    """The status bar after its first field, the source (a path of this machine)."""
+    return status(frame).partition(" · ")[2].strip()
 
 
 def state(frame: Frame) -> str | None:
@@ -80,9 +86,15 @@ def lanes(frame: Frame) -> list[LaneBox]:
         for found in LANE_TITLE.finditer(line):
             corner = found.group(1)
             colour = frame.cells[row][found.start()].fg
-            focused = corner == FOCUSED_CORNER or colour == ACCENT
+            focused = corner == FOCUSED_CORNER or near(colour, ACCENT)
             boxes.append(LaneBox(int(found.group(2)), row, focused))
     return boxes
+
+
+def near(colour: object, target: tuple[int, int, int]) -> bool:
+    if not isinstance(colour, tuple):
+        return False
+    return all(abs(a - b) <= NEAR for a, b in zip(colour, target, strict=True))
 
 
 def focused_lane(frame: Frame) -> int | None:
@@ -117,16 +129,36 @@ def content(frame: Frame) -> bool:
 
 
 # -- keys ---------------------------------------------------------------------------
+def changed(before: Hashable, after: Hashable) -> bool:
+    return after != before
+
+
+def another_lane(before: Hashable, after: Hashable) -> bool:
+    """Focus moved to a lane on screen (not merely out of view)."""
+    return after is not None and after != before
+
+
+def same_lane_other_view(before: Hashable, after: Hashable) -> bool:
+    """The focused lane flipped between tree and raw (not: focus or scroll moved)."""
+    return (
+        isinstance(before, tuple)
+        and isinstance(after, tuple)
+        and after[0] == before[0]
+        and after[1] != before[1]
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class KeyCase:
     """One key press: `probe` reads what the key changes; its effect is on screen in
-    the first frame where the probe differs from the frame before the press.
-    `ready` says whether the key can be pressed now (close needs an open inspector)."""
+    the first frame where `answered(probe before the press, probe now)`. `ready`
+    says whether the key can be pressed now (close needs an open inspector)."""
 
     name: str
     key: str  # tmux's name, for send-keys
     probe: Callable[[Frame], Hashable]
     ready: Callable[[Frame], bool]
+    answered: Callable[[Hashable, Hashable], bool] = changed
     end_changes_it: bool = False  # the stream's end alone can change the probe
 
 
@@ -143,9 +175,10 @@ def lane_focused(frame: Frame) -> bool:
 
 
 KEYS = (
-    KeyCase("focus next lane", "j", focused_lane, lane_in_view),
+    # `j`, not `down`: with many lanes the column scrolls on `down` and keeps the focus.
+    KeyCase("focus next lane", "j", focused_lane, lane_in_view, another_lane),
     # At the finish every lane turns to its tree by itself.
-    KeyCase("tree/raw", "t", focused_view, lane_focused, end_changes_it=True),
+    KeyCase("tree/raw", "t", focused_view, lane_focused, same_lane_other_view, True),
     KeyCase("open inspector", "i", inspector_open, lane_in_view),
     KeyCase("close inspector", "i", inspector_open, inspector_open),
     KeyCase("pause", "Space", paused, lambda frame: on_main_screen(frame) and not paused(frame)),
