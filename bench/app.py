@@ -2,8 +2,9 @@
 
 Every row of issue 12's table, measured from outside the process: the app runs
 in a real terminal (a private tmux server, 120x40), its screen is captured as
-fast as tmux answers, and every time is from an action (launch, key) to the
-first captured frame that shows its effect, or to the process being gone.
+fast as tmux answers after a key or a launch (every 10 ms while a whole stream
+plays), and every time is from an action (launch, key) to the first captured
+frame that shows its effect, or to the process being gone.
 Markers of "the effect" are in markers.py; goals in goals.py.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from . import markers, report
 from .files import DEFAULT_CACHE, StreamFile, StreamSpec, paced, stream_file
-from .goals import KEY_PRESSES
+from .goals import BIG_1M, BIG_10M, CALLS, KEY_PRESSES, PARALLEL
 from .processes import (
     AppExited,
     Watch,
@@ -63,15 +64,15 @@ class Plan:
     keys_during_stream_only: bool
 
 
-BIG_ARGS_1M = StreamSpec("big-args-1m", "big-args", (1_000_000,))
-PARALLEL_64 = StreamSpec("parallel-64", "parallel", (64, 15_625))
-BIG_ARGS_10M = StreamSpec("big-args-10m", "big-args", (10_000_000,))
-CALLS_10K = StreamSpec("calls-10k", "one-chunk-calls", (10_000,))
+BIG_ARGS_1M = StreamSpec(BIG_1M, "big-args", (1_000_000,))
+PARALLEL_64 = StreamSpec(PARALLEL, "parallel", (64, 15_625))
+BIG_ARGS_10M = StreamSpec(BIG_10M, "big-args", (10_000_000,))  # ~2M fragments, ~700 MB
+CALLS_10K = StreamSpec(CALLS, "one-chunk-calls", (10_000,))
 TINY = StreamSpec("tiny", "parallel", (2, 100))
 
 FULL = Plan(
     whole=(BIG_ARGS_1M, PARALLEL_64, BIG_ARGS_10M, CALLS_10K),
-    rss_stream="big-args-10m",
+    rss_stream=BIG_10M,
     keys_stream=PARALLEL_64,
     many_calls=CALLS_10K,
     tiny=TINY,
@@ -83,16 +84,16 @@ FULL = Plan(
     keys_during_stream_only=True,
 )
 # The same names, much smaller: a lane per call costs the app most, so few calls.
-QUICK_PARALLEL = StreamSpec("parallel-64", "parallel", (8, 150))
-QUICK_CALLS = StreamSpec("calls-10k", "one-chunk-calls", (20,))
+QUICK_PARALLEL = StreamSpec(PARALLEL, "parallel", (8, 150))
+QUICK_CALLS = StreamSpec(CALLS, "one-chunk-calls", (20,))
 QUICK = Plan(
     whole=(
-        StreamSpec("big-args-1m", "big-args", (20_000,)),
+        StreamSpec(BIG_1M, "big-args", (20_000,)),
         QUICK_PARALLEL,
-        StreamSpec("big-args-10m", "big-args", (100_000,)),
+        StreamSpec(BIG_10M, "big-args", (100_000,)),
         QUICK_CALLS,
     ),
-    rss_stream="big-args-10m",
+    rss_stream=BIG_10M,
     keys_stream=QUICK_PARALLEL,
     many_calls=QUICK_CALLS,
     tiny=TINY,

@@ -216,19 +216,23 @@ class Terminal:
         return line
 
     def _block(self) -> str:
-        """The output of the next command's %begin … %end block (notifications,
-        lines starting with % outside a block, are skipped)."""
-        while not self._readline().startswith(b"%begin"):
-            pass
-        lines = []
+        """The output of our next command: its %begin … %end block. Notifications
+        (lines starting with % outside a block) are skipped, and so are blocks that
+        tmux itself opens (flags 0, as on attaching), which would shift every
+        answer by one."""
         while True:
-            line = self._readline()
-            if line.startswith((b"%end", b"%error")):
-                text = b"".join(lines).decode("utf-8", errors="replace")
-                if line.startswith(b"%error"):
-                    raise TmuxError(text.strip())
-                return text
-            lines.append(line)
+            begin = self._readline()
+            if not begin.startswith(b"%begin"):
+                continue
+            lines = []
+            while not (end := self._readline()).startswith((b"%end", b"%error")):
+                lines.append(end)
+            if begin.split()[-1] != b"1":
+                continue
+            text = b"".join(lines).decode("utf-8", errors="replace")
+            if end.startswith(b"%error"):
+                raise TmuxError(text.strip())
+            return text
 
     def command(self, *args: str) -> str:
         self._send(" ".join(map(quote, args)))
