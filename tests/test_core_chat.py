@@ -154,11 +154,11 @@ def test_arguments_are_appended_and_not_parsed_before_the_finish() -> None:
     ):
         before += session.feed(sse(item), 0.0)
     slot = session.state.calls[0]
-    assert slot.fragments == ['{"a"', ": [1, ", "2]}"]
+    assert slot.fragments() == ['{"a"', ": [1, ", "2]}"]
     assert slot.arguments_raw == '{"a": [1, 2]}'
     assert (slot.parsed, slot.arguments, slot.error) == (False, None, None)
     assert not any(isinstance(e, CallParsed) for e in before)
-    assert [e.text for e in before if isinstance(e, FragmentAppended)] == slot.fragments
+    assert [e.text for e in before if isinstance(e, FragmentAppended)] == slot.fragments()
 
     after = session.feed(sse(chunk(finish="tool_calls")), 1.0)
     after += session.feed(sse(DONE), 2.0)

@@ -278,7 +278,7 @@ def test_arguments_are_the_concatenated_deltas() -> None:
     r = run_sse(created(), add_call(0), *(args_delta(0, "fc_1", p) for p in parts), completed())
     assert r.call(0)["arguments_raw"] == "".join(parts)
     assert r.call(0)["arguments"] == {"query": "aé 😀", "n": [1, 2]}
-    assert r.session.state.calls[0].fragments == parts
+    assert r.session.state.calls[0].fragments() == parts
 
 
 def test_integers_beyond_64_bits_keep_their_exact_value() -> None:
@@ -764,8 +764,8 @@ def test_any_arguments_interleaved_any_writes_reassemble_exactly(scenario: Scena
     # checkpoint: the per-call fragments are the wire's and join to arguments_raw
     for call in scenario.calls:
         slot = session.state.calls[call.output_index]
-        assert slot.fragments == call.fragments
-        assert "".join(slot.fragments) == slot.arguments_raw == call.raw
+        assert slot.fragments() == call.fragments
+        assert "".join(slot.fragments()) == slot.arguments_raw == call.raw
     appended = [e for e in events if isinstance(e, FragmentAppended)]
     assert len(appended) == sum(len(call.fragments) for call in scenario.calls)
 

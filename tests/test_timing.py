@@ -13,6 +13,7 @@ from streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
 from conftest import CliRunner
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.fields import FieldClock, FieldScanner
+from toolstream_tui.core.pieces import TextPieces
 from toolstream_tui.core.timing import gaps
 
 
@@ -71,16 +72,40 @@ def test_an_escape_cut_in_half_waits_for_its_second_character() -> None:
     assert scanned(['{"a\\', '"b": 1}']) == [('a"b', 6, 10)]
 
 
+def pieces_of(*fragments: tuple[str, float]) -> TextPieces:
+    pieces = TextPieces()
+    for number, (text, t) in enumerate(fragments, start=1):
+        pieces.append(text, number, t)
+    return pieces
+
+
 def test_field_clock_turns_offsets_into_arrival_times() -> None:
+    pieces = pieces_of(('{"ci', 0.1), ('ty": "B', 0.2))
     clock = FieldClock()
-    clock.add(['{"ci', 'ty": "B'], [0.1, 0.2])
-    clock.add(['eijing"', ', "days": 3'], [0.3, 0.4])
+    clock.follow(pieces)
+    pieces.append('eijing"', 3, 0.3)
+    pieces.append(', "days": 3', 4, 0.4)
+    clock.follow(pieces)
     assert [(f.key, f.named, f.complete) for f in clock.timings()] == [
         ("city", 0.2, 0.3),
         ("days", 0.4, None),  # a number is complete only when what follows it arrives
     ]
-    clock.add(["}"], [0.5])
+    pieces.append("}", 5, 0.5)
+    clock.follow(pieces)
     assert clock.timings()[1].complete == 0.5
+
+
+def test_field_clock_tells_what_was_known_after_the_first_characters() -> None:
+    """A display stepping through a stream asks what was known at an earlier moment."""
+    pieces = pieces_of(('{"city": "B', 0.1), ('eijing", "da', 0.2), ('ys": 3}', 0.3))
+    clock = FieldClock()
+    clock.follow(pieces)
+    first = pieces.length_upto(1)
+    second = pieces.length_upto(2)
+    assert [(f.key, f.complete) for f in clock.timings(length=first)] == [("city", None)]
+    assert [(f.key, f.complete) for f in clock.timings(length=second)] == [("city", 0.2)]
+    assert clock.count_upto(second) == 1 and clock.count_upto(2) == 0
+    assert [(f.key, f.complete) for f in clock.timings()] == [("city", 0.2), ("days", 0.3)]
 
 
 def test_gaps_are_silences_over_the_threshold() -> None:

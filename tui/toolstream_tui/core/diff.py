@@ -11,7 +11,7 @@ always cut differently. Call ids are reported too and are not counted either
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate, islice
+from itertools import islice
 from typing import Any
 
 from .events import Anomaly
@@ -96,7 +96,7 @@ def first_difference(a: str, b: str) -> int | None:
 
 def boundaries(slot: CallSlot) -> list[int]:
     """Character offsets where one fragment ended and the next began."""
-    return list(accumulate(len(fragment) for fragment in slot.fragments))[:-1]
+    return list(slot.pieces.ends[:-1])
 
 
 def _capped(offsets: list[int]) -> list[int]:
@@ -108,7 +108,7 @@ def boundary_diff(a: CallSlot, b: CallSlot) -> dict[str, Any]:
     only_a = sorted(set(cuts_a) - set(cuts_b))
     only_b = sorted(set(cuts_b) - set(cuts_a))
     return {
-        "fragments": {"a": len(a.fragments), "b": len(b.fragments)},
+        "fragments": {"a": a.fragment_count, "b": b.fragment_count},
         "same_boundaries": not only_a and not only_b,
         "boundaries_only_a": _capped(only_a),
         "boundaries_only_a_total": len(only_a),
@@ -155,7 +155,7 @@ def _one_side_lane(slot: CallSlot, side: str, anomalies: dict[str, list[Entry]])
         "only_in": side,
         "name": slot.name,
         "id": slot.call_id,
-        "fragments": len(slot.fragments),
+        "fragments": slot.fragment_count,
         "arguments_raw_length": len(slot.arguments_raw),
         "arguments": slot.arguments if parsed_ok(slot) else None,
         "error": slot.error,
@@ -218,7 +218,7 @@ def _differing_facts(a: StreamState, b: StreamState) -> dict[str, Any]:
 
 
 def text_diff(a: StreamState, b: StreamState) -> dict[str, Any]:
-    text_a, text_b = "".join(a.text), "".join(b.text)
+    text_a, text_b = a.text, b.text
     at = first_difference(text_a, text_b)
     return {
         "equal": at is None,

@@ -14,7 +14,8 @@ import json
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import accumulate
+
+from .pieces import TextPieces
 
 _STRUCTURE = re.compile(r'[{}\[\]",:]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -159,38 +160,49 @@ class FieldTiming:
 
 
 class FieldClock:
-    """A scanner over a call's fragments that turns text offsets into arrival
-    times. Feed it fragments as they arrive (or all at once)."""
+    """A scanner that follows a call's fragments (`TextPieces`) and turns text
+    offsets into arrival times. Each `follow` reads only what arrived since the
+    last one, so following a growing call costs its length once."""
 
     def __init__(self) -> None:
         self.scanner = FieldScanner()
-        self._ends: list[int] = []  # offset just past each fragment
-        self._times: list[float] = []
+        self._pieces = TextPieces()
+        self._read = 0  # characters fed to the scanner
 
-    def add(self, fragments: list[str], times: list[float]) -> None:
-        if not fragments:
-            return
-        offset = self._ends[-1] if self._ends else 0
-        self._ends.extend(accumulate(map(len, fragments), initial=offset))
-        del self._ends[-len(fragments) - 1]  # the initial offset, already there or 0
-        self._times.extend(times)
-        self.scanner.feed("".join(fragments))
+    def follow(self, pieces: TextPieces) -> None:
+        self._pieces = pieces
+        if pieces.length > self._read:
+            self.scanner.feed(pieces.slice(self._read, pieces.length))
+            self._read = pieces.length
 
     def arrival(self, offset: int) -> float:
         """The arrival time of the fragment holding character `offset`."""
-        return self._times[bisect_left(self._ends, offset + 1)]
+        return self._pieces.times[bisect_left(self._pieces.ends, offset + 1)]
+
+    def count_upto(self, length: int | None = None) -> int:
+        """How many fields were named within the first `length` characters."""
+        fields = self.scanner.fields
+        if length is None or not fields or fields[-1].named_at < length:
+            return len(fields)
+        return sum(1 for field in fields if field.named_at < length)
 
     @property
     def count(self) -> int:
         return len(self.scanner.fields)
 
-    def timings(self, limit: int | None = None) -> list[FieldTiming]:
-        """The fields found so far (the first `limit` of them)."""
+    def timings(self, limit: int | None = None, length: int | None = None) -> list[FieldTiming]:
+        """The fields found (the first `limit` of them), as they stood when the
+        first `length` characters had arrived (all of them by default)."""
+        known = self.scanner.fields[:limit]
+        if length is not None:
+            known = [field for field in known if field.named_at < length]
         return [
             FieldTiming(
                 field.key,
                 self.arrival(field.named_at),
-                None if field.complete_at is None else self.arrival(field.complete_at),
+                None
+                if field.complete_at is None or (length is not None and field.complete_at >= length)
+                else self.arrival(field.complete_at),
             )
-            for field in self.scanner.fields[:limit]
+            for field in known
         ]

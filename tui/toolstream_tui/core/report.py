@@ -27,7 +27,7 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
         "arguments": slot.arguments if slot.parsed and slot.error is None else None,
         "error": slot.error,
         "error_position": slot.error_position,
-        "fragments": len(slot.fragments),
+        "fragments": slot.fragment_count,
         "schema_errors": [error.as_dict() for error in slot.schema_errors],
     }
 
@@ -38,9 +38,9 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "dialect": state.dialect,
         "status": state.status.value,
         "finish_reason": state.finish_reason,
-        "text": "".join(state.text),
-        "reasoning": "".join(state.reasoning),
-        "refusal": "".join(state.refusal),
+        "text": state.text,
+        "reasoning": state.reasoning,
+        "refusal": state.refusal,
         "declared_tools": None if state.tools is None else list(state.tools.schemas),
         "tool_calls": [call_report(state.calls[index]) for index in sorted(state.calls)],
         "anomalies": [anomaly.as_dict() for anomaly in state.anomalies],
@@ -94,14 +94,18 @@ def parses_alone(fragment: str) -> bool:
 
 def fragment_rows(slot: CallSlot, count: int, limit: int) -> list[dict[str, Any]]:
     """The first `count` fragments of a call (at most `limit`), as the inspector shows them."""
-    return [
-        {
-            "number": number + 1,
-            "event": slot.fragment_events[number],
-            "t": slot.fragment_times[number],
-            "length": len(slot.fragments[number]),
-            "text": escaped(slot.fragments[number]),
-            "parses_alone": parses_alone(slot.fragments[number]),
-        }
-        for number in range(min(count, len(slot.fragments), limit))
-    ]
+    pieces = slot.pieces
+    rows = []
+    for number in range(min(count, len(pieces), limit)):
+        text = pieces.piece(number)
+        rows.append(
+            {
+                "number": number + 1,
+                "event": pieces.events[number],
+                "t": pieces.times[number],
+                "length": len(text),
+                "text": escaped(text),
+                "parses_alone": parses_alone(text),
+            }
+        )
+    return rows

@@ -171,6 +171,7 @@ class StreamSession:
         trailing = ""
         if self.mode != "sse":
             self._settle_body(t)  # may find a stream sent under the wrong content type
+        self.state.closing()
         if self.mode == "sse":
             items, trailing = self.decoder.close()
             self._take_sse(items, t)
@@ -209,7 +210,7 @@ class StreamSession:
                 if live:
                     state.outbox.append(WireComment(item.text, t))
                 continue
-            state.events = item.number
+            state.events = state.now = item.number
             if not item.valid_utf8:
                 self._note_invalid_utf8(item.number)
             if live:

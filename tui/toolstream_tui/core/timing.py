@@ -5,10 +5,11 @@ the arguments became known. All times are seconds since the request was sent
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .fields import FieldClock, FieldTiming
+from .fields import FieldTiming
 from .state import CallSlot, StreamState
 
 MAX_GAPS = 100  # per list, so a report stays readable on a stream that limps
@@ -24,7 +25,7 @@ class Gap:
         return {"after": self.after, "start": _r(self.start), "seconds": _r(self.seconds)}
 
 
-def gaps(times: list[float], threshold: float, start: float | None = None) -> list[Gap]:
+def gaps(times: Sequence[float], threshold: float, start: float | None = None) -> list[Gap]:
     """Silences longer than `threshold` between successive times (and before the
     first one, from `start`)."""
     found: list[Gap] = []
@@ -37,13 +38,11 @@ def gaps(times: list[float], threshold: float, start: float | None = None) -> li
 
 
 def field_timings(slot: CallSlot) -> list[FieldTiming]:
-    clock = FieldClock()
-    clock.add(slot.fragments, slot.fragment_times)
-    return clock.timings()
+    return slot.fields().timings()
 
 
 def call_timing(slot: CallSlot, threshold: float) -> dict[str, Any]:
-    times = slot.fragment_times
+    times = slot.pieces.times
     silences = gaps(times, threshold, slot.started_at)
     fields = field_timings(slot)
     return {
@@ -72,7 +71,7 @@ def text_rate(state: StreamState) -> dict[str, Any]:
     rate = (state.text_deltas - 1) / seconds if seconds and state.text_deltas > 1 else None
     return {
         "deltas": state.text_deltas,
-        "chars": sum(map(len, state.text)),
+        "chars": len(state.text),
         "seconds": _r(seconds),
         "deltas_per_second": None if rate is None else round(rate, 1),
     }
@@ -89,7 +88,7 @@ def stream_timing(state: StreamState) -> dict[str, Any]:
         "first_byte": _r(reads[0]) if reads else None,
         "first_text": _r(state.first_text_at),
         "first_tool_name": _r(_earliest(slot.named_at for slot in slots)),
-        "first_argument_byte": _r(_earliest(_first(slot.fragment_times) for slot in slots)),
+        "first_argument_byte": _r(_earliest(_first(slot.pieces.times) for slot in slots)),
         "first_usable_field": _earliest(call["first_usable_field"] for call in calls),
         "finish": _r(state.finish_at),
         "last_byte": _r(reads[-1]) if reads else None,
@@ -101,7 +100,7 @@ def stream_timing(state: StreamState) -> dict[str, Any]:
     }
 
 
-def _first(times: list[float]) -> float | None:
+def _first(times: Sequence[float]) -> float | None:
     return times[0] if times else None
 
 
