@@ -16,6 +16,7 @@ from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core import build_report
 from toolstream_tui.core.session import StreamSession
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.replay import ReplaySource
 
@@ -139,7 +140,9 @@ async def test_hostile_output_is_inert_on_screen(tmp_path: Path) -> None:
     """Text pane, lane title, tree, raw log, inspector: visible and inert."""
     recording = tmp_path / "hostile.sse"
     recording.write_bytes(hostile_body())
-    app = ToolstreamApp(ReplaySource(recording, speed=0, clock=frozen_clock), clock=frozen_clock)
+    app = ToolstreamApp(
+        ReplaySource(recording, speed=0, clock=frozen_clock), WatchOptions(clock=frozen_clock)
+    )
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_settled(app)
         await pilot.press("l")
@@ -163,7 +166,7 @@ async def test_quitting_mid_stream_leaves_a_recording_that_replays_what_was_seen
     with StubServer("demo", speed=0) as server:
         url = server.scenario_url("demo") + "?fault=stall&at=12&seconds=30"
         source = HttpSource(HttpRequest(url=url, timeout=30), clock=frozen_clock)
-        app = ToolstreamApp(source, record=recording, clock=frozen_clock)
+        app = ToolstreamApp(source, WatchOptions(record=recording, clock=frozen_clock))
         async with app.run_test(size=(120, 36)) as pilot:
             while app.session.state.events < 12:  # the stub stalls after event 12
                 await pilot.pause(0.01)
@@ -183,7 +186,9 @@ async def test_an_unwritable_export_path_is_reported_and_the_watch_goes_on(
 ) -> None:
     with StubServer("weather", speed=0) as server:
         source = HttpSource(HttpRequest(url=server.url), clock=frozen_clock)
-        app = ToolstreamApp(source, clock=frozen_clock, output_dir=tmp_path / "missing")
+        app = ToolstreamApp(
+            source, WatchOptions(clock=frozen_clock, output_dir=tmp_path / "missing")
+        )
         async with app.run_test(size=(120, 36)) as pilot:
             await wait_settled(app)
             await pilot.press("e")
@@ -192,4 +197,5 @@ async def test_an_unwritable_export_path_is_reported_and_the_watch_goes_on(
             assert any("cannot export to" in message for message in messages)
             await pilot.press("r")
             await wait_settled(app)
-            assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
+            assert app.stream.lanes.lanes[0].view.state == "parsed"
+            assert app.session.state.calls[0].arguments == {"location": "Beijing"}

@@ -12,6 +12,7 @@ import pytest
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, SourceItem
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.secrets import (
@@ -123,7 +124,9 @@ async def test_no_secret_reaches_the_screen() -> None:
         request = HttpRequest(
             url=server.url, headers={"Authorization": f"Bearer {SECRET}"}, timeout=10
         )
-        app = ToolstreamApp(HttpSource(request, clock=frozen_clock), clock=frozen_clock)
+        app = ToolstreamApp(
+            HttpSource(request, clock=frozen_clock), WatchOptions(clock=frozen_clock)
+        )
         async with app.run_test(size=(120, 30)) as pilot:
             await wait_settled(app)
             await pilot.press("l")

@@ -35,6 +35,7 @@ from toolstream_tui.app.screens.timeline import (
     tick_step,
 )
 from toolstream_tui.core.timing import Gap
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.recording import Recorder
@@ -207,7 +208,7 @@ def write_recording(path: Path) -> Path:
 def replay_app(tmp_path: Path) -> ToolstreamApp:
     source = ReplaySource(write_recording(tmp_path / "timeline.sse"), speed=0, clock=frozen_clock)
     source.label = "replay:timeline.sse"  # not tmp_path, which differs from run to run
-    app = ToolstreamApp(source, clock=frozen_clock, keep_handled=True)
+    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
     app.animation_level = "none"
     return app
 
@@ -304,7 +305,8 @@ async def test_each_lane_shows_when_its_fields_were_complete(tmp_path: Path) -> 
     app = replay_app(tmp_path)
     async with app.run_test(size=REPLAY_SIZE):
         await wait_settled(app)
-        lines = [str(lane.fields_line.render()) for lane in app.lanes.ordered()]
+        lanes = app.stream.lanes.lanes
+        lines = [str(lanes[index].fields_line.render()) for index in sorted(lanes)]
     assert lines == [
         "fields city 0.80s · days 1.00s · unit 3.20s",
         "fields tz 3.00s · format 3.12s",
@@ -320,7 +322,7 @@ async def test_an_open_timeline_follows_the_stream_until_it_ends() -> None:
 
     with StubServer("weather", speed=0, before_event=before_event) as stub:
         source = HttpSource(HttpRequest(url=stub.scenario_url("weather")))
-        app = ToolstreamApp(source, clock=frozen_clock)
+        app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
         async with app.run_test(size=REPLAY_SIZE) as pilot:
             while app.session.state.events < 4:  # the stub holds event 4 back
                 await pilot.pause(0.01)

@@ -6,21 +6,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
 
 from conftest import CliRunner
 from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.core import fields as fields_module
 from toolstream_tui.core.fields import FieldClock, FieldScanner
 from toolstream_tui.core.pieces import TextPieces
 from toolstream_tui.core.timing import gaps
 
 
 def scanned(pieces: list[str]) -> list[tuple[str, int, int | None]]:
+    """The fields once every piece has arrived (the last is fed as final)."""
     scanner = FieldScanner()
-    for piece in pieces:
-        scanner.feed(piece)
+    for number, piece in enumerate(pieces, start=1):
+        scanner.feed(piece, final=number == len(pieces))
     return [(field.key, field.named_at, field.complete_at) for field in scanner.fields]
 
 
@@ -61,6 +64,30 @@ def test_a_field_is_not_complete_before_its_end_has_arrived(
         assert partial[2] == (
             complete_at if complete_at is not None and complete_at < cut_at else None
         )
+
+
+def test_a_long_unfinished_value_is_tried_again_only_as_it_grows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Following a value of n characters cut into single characters costs a
+    constant times n, not n tries of the decoder over it."""
+    tries = []
+    decoder = fields_module._VALUE
+
+    class Counting:
+        def raw_decode(self, text: str, start: int) -> tuple[Any, int]:
+            tries.append(len(text) - start)
+            return decoder.raw_decode(text, start)
+
+    monkeypatch.setattr(fields_module, "_VALUE", Counting())
+    raw = '{"rows": [' + ",".join(str(n) for n in range(20_000)) + '], "next": 1}'
+    scanner = FieldScanner()
+    for char in raw:
+        scanner.feed(char)
+    assert sum(tries) < 10 * len(raw), "the decoder read the value far more than a few times"
+    scanner.feed("", final=True)  # the call is over: what waited is settled now
+    assert [field.key for field in scanner.fields] == ["rows", "next"]
+    assert scanner.fields[0].complete_at == raw.index("]")
 
 
 def test_not_an_object_and_garbage_give_no_fields() -> None:

@@ -22,6 +22,7 @@ from .core.report import report_json
 from .core.session import MAX_BYTES, MAX_EVENT_BYTES
 from .core.state import STALL_SECONDS
 from .core.visible import inert
+from .options import WatchOptions
 from .sources import Limits, Source, pump
 from .sources.recording import Tape, TapeSource, source_items
 
@@ -273,6 +274,18 @@ def lint_failures(state: StreamState, kinds: frozenset[str]) -> list[str]:
     ]
 
 
+def watch_options(args: argparse.Namespace) -> WatchOptions:
+    return WatchOptions(
+        limits=limits_of(args),
+        dialect=args.dialect,
+        record=args.record,
+        bundle=args.bundle,
+        typing_cps=args.typing_cps,
+        preview=args.preview,
+        notice=args.notice,
+    )
+
+
 def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout, args.stall_threshold)
 
@@ -359,16 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         from .app import run_app  # Textual loads only for the UI
 
-        return run_app(
-            source,
-            args.record,
-            args.typing_cps,
-            args.dialect,
-            args.notice,
-            limits_of(args),
-            preview=args.preview,
-            bundle=args.bundle,
-        )
+        return run_app(source, watch_options(args))
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE

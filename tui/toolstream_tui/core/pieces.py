@@ -30,15 +30,15 @@ class TextPieces:
         self._whole: str | None = None
 
     def append(self, text: str, event: int, t: float) -> None:
-        self.length += len(text)
-        self.ends.append(self.length)
+        # Once per fragment of every call: kept to the fewest operations.
+        self.length = length = self.length + len(text)
+        self.ends.append(length)
         self.events.append(event)
         self.times.append(t)
         held = self._held
         held.append(text)
         if len(held) >= JOIN_EVERY:
             self._join_held()
-        self._whole = None
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -59,7 +59,7 @@ class TextPieces:
     # -- reading ----------------------------------------------------------------
     def text(self) -> str:
         """All of it (joined once, then kept until the next append)."""
-        if self._whole is None:
+        if self._whole is None or len(self._whole) != self.length:
             self._join_held()
             self._whole = "".join(self._chunks)
             if len(self._chunks) > 1:  # keep the one string, not the two copies

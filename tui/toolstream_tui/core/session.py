@@ -143,6 +143,7 @@ class StreamSession:
             self._take_sse(self.decoder.feed(chunk), t)
         else:
             self._body.append(chunk)
+        self.state.read_events.append(self.state.events)
         if over_total:
             return self._cut(f"the stream passed the size limit of {self.max_bytes} bytes", t)
         if self.decoder.pending_bytes > self.max_event_bytes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,7 +89,7 @@ class CallSlot:
         (a scan that resumes where it stopped)."""
         if self._fields is None:
             self._fields = FieldClock()
-        self._fields.follow(self.pieces)
+        self._fields.follow(self.pieces, final=self.settled_event is not None)
         return self._fields
 
     def holds_complete_json(self) -> bool:
@@ -149,6 +150,7 @@ class StreamState:
     last_data_at: float = 0.0  # arrival time of the latest read
     response_at: float | None = None  # when the response head arrived
     read_times: array[float] = field(default_factory=lambda: array("d"))  # every read
+    read_events: array[int] = field(default_factory=lambda: array("q"))  # events by its end
     first_text_at: float | None = None  # content text, not reasoning or refusal
     last_text_at: float | None = None
     text_deltas: int = 0
@@ -163,6 +165,7 @@ class StreamState:
     finish_event: int | None = None
     end_event: int | None = None
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
+    _call_anomalies: dict[int, list[Anomaly]] = field(default_factory=dict)
 
     # -- text ---------------------------------------------------------------
     def append_text(self, channel: Channel, text: str) -> None:
@@ -216,6 +219,13 @@ class StreamState:
     @property
     def refusal(self) -> str:
         return self.channel_text(Channel.REFUSAL)
+
+    def event_time(self, number: int) -> float | None:
+        """When wire event `number` arrived (the read that completed it)."""
+        if number < 1:
+            return None
+        read = bisect_left(self.read_events, number)
+        return self.read_times[read] if read < len(self.read_times) else None
 
     # -- calls --------------------------------------------------------------
     def next_free_index(self) -> int:
@@ -286,8 +296,13 @@ class StreamState:
         anomaly = Anomaly(kind, index, detail, event, count)
         anomaly.sighted(self.now, count)
         self._anomaly_keys[(kind, index)] = anomaly
+        if index is not None:
+            self._call_anomalies.setdefault(index, []).append(anomaly)
         self.anomalies.append(anomaly)
         self.outbox.append(AnomalyRecorded(anomaly))
+
+    def call_anomalies(self, index: int) -> list[Anomaly]:
+        return self._call_anomalies.get(index, [])
 
     # -- finish and end -----------------------------------------------------
     @property

@@ -7,13 +7,16 @@ flushed as they are written so a recording survives a cut stream or a quit.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import os
+import tempfile
+from array import array
+from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .base import BodyChunk, RequestSent, ResponseHead, Source, SourceItem
+from .base import BodyChunk, RequestSent, ResponseHead, Source, SourceItem, TransportError
 
 FORMAT = "toolstream-recording/2"
 
@@ -67,27 +70,73 @@ async def recorded(
 
 
 class Tape:
-    """Everything a source yielded, kept in memory so a repro bundle can be written
-    at any moment, with or without --record."""
+    """Everything a source yielded, kept so a repro bundle can be written at any
+    moment, with or without --record. The body goes to an anonymous temporary
+    file (a stream may be far bigger than memory); each read's end and arrival
+    time are kept in arrays."""
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.items: list[SourceItem] = []
+        self.request: RequestSent | None = None
+        self.head: ResponseHead | None = None
+        self.error: TransportError | None = None
+        self.read_ends = array("q")
+        self.read_times = array("d")
+        # Closed by close(), or with the process: it has no name to leave behind.
+        self._body: IO[bytes] = tempfile.TemporaryFile(prefix="toolstream-tape-")  # noqa: SIM115
+
+    @property
+    def length(self) -> int:
+        return self.read_ends[-1] if self.read_ends else 0
+
+    def keep(self, item: SourceItem) -> None:
+        if isinstance(item, RequestSent):
+            self.request = item
+        elif isinstance(item, ResponseHead):
+            self.head = item
+        elif isinstance(item, BodyChunk):
+            self._body.seek(0, os.SEEK_END)
+            self._body.write(item.data)
+            self.read_ends.append(self.length + len(item.data))
+            self.read_times.append(item.t)
+        else:
+            self.error = item
+
+    def body(self, start: int, end: int) -> bytes:
+        """Bytes `start` to `end` of the body."""
+        self._body.seek(start)
+        return self._body.read(max(0, end - start))
+
+    def items(self) -> Iterator[SourceItem]:
+        """What the source yielded, in order."""
+        if self.request is not None:
+            yield self.request
+        if self.head is not None:
+            yield self.head
+        start = 0
+        for end, t in zip(self.read_ends, self.read_times, strict=True):
+            yield BodyChunk(self.body(start, end), t)
+            start = end
+        if self.error is not None:
+            yield self.error
 
     def save(self, path: Path) -> None:
         """Write the recording (FILE and FILE.timing.jsonl); raises OSError."""
         recorder = Recorder(path, self.source)
         try:
-            for item in self.items:
+            for item in self.items():
                 recorder.write(item)
         finally:
             recorder.close()
+
+    def close(self) -> None:
+        self._body.close()
 
 
 async def taped(items: AsyncIterator[SourceItem], tape: Tape) -> AsyncIterator[SourceItem]:
     async with aclosing(items):
         async for item in items:
-            tape.items.append(item)
+            tape.keep(item)
             yield item
 
 
@@ -145,5 +194,5 @@ class TapeSource:
         self.label = tape.source
 
     async def items(self) -> AsyncIterator[SourceItem]:
-        for item in list(self.tape.items):
+        for item in self.tape.items():
             yield item

@@ -1,0 +1,346 @@
+"""The view of one stream: status, text pane, lanes, raw log.
+
+The screen keeps one number about the stream, the display cursor: the last wire
+event shown. Live, it follows the stream; paused, it stays; a step moves it by
+one. On a display tick every part is drawn from the core's state at the cursor
+(`views`), and only what changed is redrawn. Besides the cursor the screen keeps
+only what a person chose: the selected call, the calls shown raw, previews on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ..bundle import write_bundle
+from ..core.report import fragment_rows, report_json
+from ..core.state import CallSlot
+from ..core.timing import stream_timing
+from ..core.visible import inert_text
+from ..views import call_row, calls_upto, is_over, lane_view, parsed_upto, status_view
+from ..watch import Watch
+from .screens.anomalies import AnomaliesScreen
+from .screens.inspector import ROW_LIMIT, InspectorScreen
+from .screens.timeline import Figures, TimelineScreen
+from .widgets.lane import CallLane
+from .widgets.lanes import CallList, LaneColumn
+from .widgets.raw_log import RawLog
+from .widgets.status_bar import StatusBar
+from .widgets.text_pane import TextPane
+
+TICK_SECONDS = 1 / 30
+# A stream sending more wire events than this between two redraws is a burst (a
+# replay at speed 0, a stub at full speed; no model streams 30k events a second).
+BURST_EVENTS = 1_000
+BURST_REDRAW_SECONDS = 0.1  # during a burst the screen is redrawn at 10 Hz, not 30
+REPORT_NAME = "toolstream-report.json"
+MAX_BODY_LINES = 20
+
+
+class StreamScreen(Screen[None]):
+    CSS_PATH = "stream_screen.tcss"
+    BINDINGS = [
+        Binding("space", "toggle_pause", "Pause", id="pause"),
+        Binding("n", "step", "Step", id="step"),
+        Binding("r", "restart", "Rerun", id="restart"),
+        Binding("t", "toggle_lane", "Tree/raw", id="toggle-lane"),
+        Binding("T", "toggle_all", "All tree/raw", id="toggle-all", show=False),
+        Binding("p", "toggle_preview", "Preview", id="toggle-preview"),
+        Binding("l", "toggle_log", "Log", id="toggle-log"),
+        Binding("v", "toggle_envelope", "Envelopes", id="toggle-envelope", show=False),
+        Binding("i", "inspect", "Inspect", id="inspect"),
+        Binding("a", "anomalies", "Anomalies", id="anomalies"),
+        Binding("w", "timeline", "Timing", id="timeline"),
+        Binding("e", "export", "Export", id="export"),
+        Binding("b", "bundle", "Bundle", id="bundle"),
+        Binding("s", "screenshot", "SVG", id="screenshot", show=False),
+        Binding("down,j", "select_lane(1)", "Next lane", id="next-lane", show=False),
+        Binding("up,k", "select_lane(-1)", "Previous lane", id="previous-lane", show=False),
+    ]
+
+    def __init__(self, watch: Watch, restart: Callable[[], Watch] | None = None) -> None:
+        super().__init__()
+        self.watch = watch
+        self.options = watch.options
+        self._restart = restart
+        self.cursor = 0  # the last wire event shown
+        self.paused = self.options.start_paused
+        self.previewing = self.options.preview
+        self.selected: int | None = None
+        self.raw_lanes: set[int] = set()  # parsed calls the person asked to see raw
+        self.settled_event = asyncio.Event()
+        self._bundle_written = False
+        self._last_tick = self.options.clock()
+        self._redrawn_at, self._events_at_redraw = time.perf_counter(), 0
+        self.status_bar = StatusBar(id="status")
+        self.error_banner = Static(id="error-banner")
+        self.text_pane = TextPane(watch.state, self.options.typing_cps, id="text-pane")
+        self.lanes = LaneColumn(id="lanes")
+        self.raw_log = RawLog(id="raw-log")
+        self.raw_log.display = False
+
+    def compose(self) -> ComposeResult:
+        yield self.status_bar
+        yield self.error_banner
+        with Horizontal(id="main"):
+            yield self.text_pane
+            yield self.lanes
+        yield self.raw_log
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(TICK_SECONDS, self.tick)
+        self.draw(None)
+
+    # -- the cursor and the display tick ------------------------------------------------
+    @property
+    def horizon(self) -> int:
+        """The last wire event received (the event after it once the stream is over)."""
+        return self.watch.state.now
+
+    @property
+    def settled(self) -> bool:
+        """Everything received is on screen (tests and snapshots wait on this)."""
+        state = self.watch.state
+        return (
+            state.ended
+            and self.cursor >= self.horizon
+            and self.text_pane.caught_up
+            and all(lane.is_mounted for lane in self.lanes.lanes.values())
+        )
+
+    def tick(self) -> None:
+        if not self.paused:
+            self.cursor = self.horizon
+        if self.in_burst():
+            return  # the redraw waits for the slower pace
+        now = self.options.clock()
+        seconds, self._last_tick = now - self._last_tick, now
+        self.draw(None if self.paused else seconds)
+
+    def in_burst(self) -> bool:
+        """More events arrive between redraws than anyone could read, and the last
+        redraw was recent: redrawing less often leaves the time to the stream
+        (real time: this paces work, it is never displayed)."""
+        arrived = self.watch.state.events - self._events_at_redraw
+        recent = time.perf_counter() - self._redrawn_at < BURST_REDRAW_SECONDS
+        return arrived > BURST_EVENTS and recent
+
+    def draw(self, seconds: float | None) -> None:
+        """Every part of the screen from the state at the cursor. `seconds`: time
+        since the last draw, for the typewriter (None: reveal all)."""
+        self._redrawn_at, self._events_at_redraw = time.perf_counter(), self.watch.state.events
+        state, upto = self.watch.state, self.cursor
+        over = is_over(state, upto)
+        self.status_bar.show(
+            status_view(
+                state,
+                upto,
+                paused=self.paused,
+                live_elapsed=self.watch.elapsed(),
+                quiet=self.watch.quiet(),
+            )
+        )
+        self.text_pane.show(upto, seconds, over)
+        indexes = calls_upto(state, upto)
+        if self.selected not in indexes:
+            self.selected = indexes[0] if indexes else None
+        self.lanes.show(
+            state,
+            indexes,
+            self.selected,
+            self.lane_view,
+            lambda index: call_row(state, state.calls[index], upto),
+            over=over,
+            exact_preview=self.paused,
+            stamp=(upto, state.events),
+        )
+        self.text_pane.set_class(not self.text_pane.has_text and bool(indexes), "-empty")
+        self.lanes.set_class(not indexes and self.text_pane.has_text, "-empty")
+        self._show_error(over)
+        if self.raw_log.display:
+            self.raw_log.show(
+                self.watch.wire_log,
+                upto,
+                complete=state.ended,
+                trailing=state.trailing if over else "",
+            )
+        if self.settled and not self.settled_event.is_set():
+            # What this draw changed is laid out and drawn only at the next refresh.
+            self.call_after_refresh(self._settled_on_screen)
+
+    def lane_view(self, slot: CallSlot):  # type: ignore[no-untyped-def]
+        return lane_view(
+            self.watch.state,
+            slot,
+            self.cursor,
+            raw=slot.index in self.raw_lanes,
+            previewing=self.previewing,
+        )
+
+    def _settled_on_screen(self) -> None:
+        if not self.settled or self.settled_event.is_set():
+            return  # a rerun began meanwhile, or an earlier refresh got here first
+        self.settled_event.set()
+        bundle = self.options.bundle
+        if bundle is not None and not self._bundle_written:
+            self._bundle_written = True
+            self.write_bundle(bundle)
+
+    def _show_error(self, over: bool) -> None:
+        state = self.watch.state
+        shown = over and state.error is not None
+        if shown == self.error_banner.has_class("-shown"):
+            return
+        self.error_banner.set_class(shown, "-shown")
+        if not shown or state.error is None:
+            return
+        message = Text(inert_text(state.error), "bold")
+        body = state.body
+        if body and state.http_status and state.http_status >= 400:
+            lines = inert_text(body).splitlines()[:MAX_BODY_LINES]
+            message.append("\n" + "\n".join(lines), "not bold")
+        self.error_banner.update(message)
+
+    # -- a new stream ----------------------------------------------------------------
+    def watch_stream(self, watch: Watch) -> None:
+        """Show another stream (a rerun) from its start."""
+        self.watch = watch
+        self.cursor = 0
+        self.raw_lanes.clear()
+        self.selected = None
+        self.settled_event.clear()
+        self._bundle_written = False
+        self.lanes.clear()
+        self.text_pane.watch_state(watch.state)
+        self.error_banner.set_class(False, "-shown")
+        self.draw(None)
+
+    # -- actions ---------------------------------------------------------------------
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        self.draw(None)
+
+    def action_step(self) -> None:
+        if not self.paused:
+            self.paused = True
+        self.cursor = min(self.cursor + 1, self.horizon)
+        self.draw(None)
+
+    def action_restart(self) -> None:
+        if self._restart is not None:
+            self.watch_stream(self._restart())
+
+    def action_toggle_lane(self) -> None:
+        index = self.selected
+        if index is None or not parsed_upto(self.watch.state.calls[index], self.cursor):
+            return
+        self.raw_lanes ^= {index}
+        self.draw(None)
+
+    def action_toggle_all(self) -> None:
+        state = self.watch.state
+        parsed = {
+            i for i in calls_upto(state, self.cursor) if parsed_upto(state.calls[i], self.cursor)
+        }
+        all_trees = not parsed & self.raw_lanes
+        self.raw_lanes = set(parsed) if all_trees else self.raw_lanes - parsed
+        self.draw(None)
+
+    def action_toggle_preview(self) -> None:
+        """Streaming lanes show what their arguments parse to so far (never final)."""
+        self.previewing = not self.previewing
+        self.draw(None)
+
+    def action_toggle_log(self) -> None:
+        self.raw_log.display = not self.raw_log.display
+        self.draw(None)
+
+    def action_toggle_envelope(self) -> None:
+        self.raw_log.toggle_envelope()
+
+    def action_select_lane(self, step: int) -> None:
+        indexes = self.lanes.indexes
+        if not indexes:
+            return
+        position = indexes.index(self.selected) + step if self.selected in indexes else 0
+        self.selected = indexes[position % len(indexes)]
+        self.draw(None)
+
+    def on_call_lane_clicked(self, message: CallLane.Clicked) -> None:
+        self.selected = message.index
+        self.draw(None)
+        if message.double:
+            self.action_inspect()
+
+    def on_call_list_picked(self, message: CallList.Picked) -> None:
+        self.selected = message.index
+        self.draw(None)
+
+    def action_inspect(self) -> None:
+        if self.selected is None:
+            self.notify("no tool call to inspect yet")
+            return
+        slot = self.watch.state.calls[self.selected]
+        count = slot.pieces.count_upto(self.cursor)
+        rows = fragment_rows(slot, count, ROW_LIMIT)
+        name = slot.name if (slot.name_event or 0) <= self.cursor else None
+        title = f"fragments of call #{slot.index} {name or '?'} · {slot.call_id or 'no id'}"
+        self.app.push_screen(InspectorScreen(title, rows, count))
+
+    def action_anomalies(self) -> None:
+        upto = self.cursor
+        seen = [
+            replace(anomaly, count=anomaly.count_upto(upto))
+            for anomaly in self.watch.state.anomalies
+            if anomaly.stamps[0] <= upto
+        ]
+        self.app.push_screen(AnomaliesScreen(seen))
+
+    def action_timeline(self) -> None:
+        self.app.push_screen(TimelineScreen(self.timeline_figures, lambda: self.watch.state.ended))
+
+    def timeline_figures(self) -> Figures:
+        state = self.watch.state
+        arrivals = {index: list(slot.pieces.times) for index, slot in state.calls.items()}
+        return stream_timing(state), arrivals, list(state.read_times)
+
+    def action_export(self) -> None:
+        path = self.options.output / REPORT_NAME
+        try:
+            path.write_text(report_json(self.watch.state), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"cannot export to {path}: {exc.strerror}", severity="error")
+            return
+        self.notify(f"report written to {path}")
+
+    def action_screenshot(self) -> None:
+        try:
+            path = self.app.save_screenshot(path=str(self.options.output))
+        except OSError as exc:
+            self.notify(f"cannot save screenshot: {exc.strerror}", severity="error")
+            return
+        self.notify(f"screenshot saved to {path}")
+
+    def action_bundle(self) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.write_bundle(self.options.bundle or self.options.output / f"toolstream-bundle-{stamp}")
+
+    def write_bundle(self, directory: Path) -> None:
+        """A repro bundle of what has arrived so far, with the screen as it is now."""
+        try:
+            write_bundle(directory, self.watch.tape, self.watch.state, self.app.export_screenshot())
+        except OSError as exc:
+            self.notify(f"cannot write bundle to {directory}: {exc.strerror}", severity="error")
+            return
+        self.notify(f"repro bundle written to {directory}")
