@@ -256,7 +256,7 @@ MIN_CUT_PART = 8  # a part cut shorter than this says nothing; it is left out
 
 def fit_parts(parts: list[StatusPart], width: int, separator: str = " · ") -> list[StatusPart]:
     """The leading parts that fit in `width` characters; the first that does not
-    fit is cut in the middle if enough of it would show."""
+    fit is cut (a source in the middle, so its end shows) if enough would show."""
     kept: list[StatusPart] = []
     used = 0
     for part in parts:
@@ -267,7 +267,8 @@ def fit_parts(parts: list[StatusPart], width: int, separator: str = " · ") -> l
             continue
         room = width - used - gap
         if room >= MIN_CUT_PART:
-            kept.append(StatusPart(shortened(part.text, room), part.style))
+            cut = shortened(part.text, room) if part.style == "source" else part.text[: room - 1]
+            kept.append(StatusPart(cut if part.style == "source" else cut + "…", part.style))
         break
     return kept
 

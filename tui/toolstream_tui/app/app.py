@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from ..core import StreamSession, exit_code
+from ..core.visible import inert
 from ..options import WatchOptions
 from ..sources import Source
 from ..watch import Watch
@@ -22,7 +24,10 @@ from .stream_screen import StreamScreen
 
 class ToolstreamApp(App[int]):
     TITLE = "toolstream-tui"
-    BINDINGS = [Binding("q", "quit", "Quit", id="quit")]
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark,f1", "toggle_keys", "Keys", id="keys", key_display="?"),
+    ]
 
     def __init__(self, source: Source, options: WatchOptions | None = None) -> None:
         super().__init__()
@@ -31,6 +36,7 @@ class ToolstreamApp(App[int]):
         self.theme = self.options.theme
         self.watch = Watch(source.label, self.options)
         self.stream = StreamScreen(self.watch, restart=self.restart)
+        self.said_at_exit: list[str] = []  # printed once the terminal is given back
 
     @property
     def session(self) -> StreamSession:
@@ -61,14 +67,30 @@ class ToolstreamApp(App[int]):
         self.run_stream()
         return self.watch
 
+    def action_toggle_keys(self) -> None:
+        """The keys of what has focus, beside the screen (Textual's help panel)."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    async def action_quit(self) -> None:
+        """Quit; with --bundle, a stream not yet over is bundled as it stands."""
+        said = self.stream.bundle_on_quit()
+        if said:
+            self.said_at_exit.append(said)
+        self.exit(self.return_code)
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title != "Screenshot":  # Textual's writes to ~/Downloads; ours below
+                yield command
         for binding in StreamScreen.BINDINGS:
             if isinstance(binding, Binding):
                 action = binding.action
                 yield SystemCommand(
                     binding.description,
-                    f"{binding.description} ({binding.key})",
+                    f"{binding.tooltip} [{binding.key_display or binding.key}]",
                     lambda action=action: self.stream.run_action(action),
                 )
 
@@ -86,5 +108,7 @@ def run_app(source: Source, options: WatchOptions) -> int:
     tune_garbage_collector()
     app = ToolstreamApp(source, options)
     app.run()
+    for line in app.said_at_exit:
+        print(f"toolstream-tui: {inert(line)}", file=sys.stderr)
     state = app.watch.state
     return exit_code(state) if state.ended else 0

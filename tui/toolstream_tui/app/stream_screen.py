@@ -27,9 +27,18 @@ from ..core.report import fragment_rows, report_json
 from ..core.state import CallSlot
 from ..core.timing import stream_timing
 from ..core.visible import inert_text
-from ..views import call_row, calls_upto, is_over, lane_view, parsed_upto, status_view
+from ..views import (
+    call_row,
+    calls_upto,
+    is_over,
+    lane_view,
+    parsed_upto,
+    shortened,
+    status_view,
+)
 from ..watch import Watch
 from .screens.anomalies import AnomaliesScreen
+from .screens.confirm import ConfirmScreen
 from .screens.inspector import ROW_LIMIT, InspectorScreen
 from .screens.timeline import Figures, TimelineScreen
 from .widgets.lane import CallLane
@@ -44,29 +53,55 @@ TICK_SECONDS = 1 / 30
 BURST_EVENTS = 1_000
 BURST_REDRAW_SECONDS = 0.1  # during a burst the screen is redrawn at 10 Hz, not 30
 REPORT_NAME = "toolstream-report.json"
+TOAST_PATH_WIDTH = 40
 MAX_BODY_LINES = 20
 
 
 class StreamScreen(Screen[None]):
     CSS_PATH = "stream_screen.tcss"
     BINDINGS = [
-        Binding("space", "toggle_pause", "Pause", id="pause"),
-        Binding("n", "step", "Step", id="step"),
-        Binding("r", "restart", "Rerun", id="restart"),
-        Binding("t", "toggle_lane", "Tree/raw", id="toggle-lane"),
-        Binding("T", "toggle_all", "All tree/raw", id="toggle-all", show=False),
-        Binding("p", "toggle_preview", "Preview", id="toggle-preview"),
-        Binding("l", "toggle_log", "Log", id="toggle-log"),
-        Binding("v", "toggle_envelope", "Envelopes", id="toggle-envelope", show=False),
-        Binding("i", "inspect", "Inspect", id="inspect"),
-        Binding("a", "anomalies", "Anomalies", id="anomalies"),
-        Binding("w", "timeline", "Timing", id="timeline"),
-        Binding("e", "export", "Export", id="export"),
-        Binding("b", "bundle", "Bundle", id="bundle"),
-        Binding("s", "screenshot", "SVG", id="screenshot", show=False),
-        Binding("down,j", "select_lane(1)", "Next lane", id="next-lane", show=False),
-        Binding("up,k", "select_lane(-1)", "Previous lane", id="previous-lane", show=False),
+        Binding("space", "toggle_pause", "Pause", tooltip="Pause or resume the display"),
+        Binding("n", "step", "Step", tooltip="Show one more wire event (pauses)", show=False),
+        Binding("t", "toggle_lane", "Tree", tooltip="The selected call as tree or raw"),
+        Binding("i", "inspect", "Inspect", tooltip="Every fragment of the selected call"),
+        Binding("a", "anomalies", "Anomalies", tooltip="Every deviation from the textbook"),
+        Binding("w", "timeline", "Timing", tooltip="When every piece arrived", show=False),
+        Binding("b", "bundle", "Bundle", tooltip="Write a repro bundle of what arrived"),
+        Binding("l", "toggle_log", "Log", tooltip="The raw events, one per line", show=False),
+        Binding(
+            "v",
+            "toggle_envelope",
+            "Envelopes",
+            tooltip="Raw log: deltas or whole events",
+            show=False,
+        ),
+        Binding(
+            "p", "toggle_preview", "Preview", tooltip="Streaming calls parsed so far", show=False
+        ),
+        Binding(
+            "T",
+            "toggle_all",
+            "All tree/raw",
+            tooltip="Every parsed call as tree or raw",
+            show=False,
+        ),
+        Binding("r", "restart", "Rerun", tooltip="Run the stream again from the start", show=False),
+        Binding("e", "export", "Export", tooltip="Write the report as JSON", show=False),
+        Binding(
+            "s", "screenshot", "Screenshot", tooltip="Save an SVG of the screen here", show=False
+        ),
+        Binding(
+            "down,j", "select_lane(1)", "Next call", tooltip="Select the next call", show=False
+        ),
+        Binding(
+            "up,k",
+            "select_lane(-1)",
+            "Previous call",
+            tooltip="Select the previous call",
+            show=False,
+        ),
     ]
+    FOOTER_PALETTE_WIDTH = 80  # narrower, the footer leaves out ^p (it still works; ? lists it)
 
     def __init__(self, watch: Watch, restart: Callable[[], Watch] | None = None) -> None:
         super().__init__()
@@ -88,6 +123,7 @@ class StreamScreen(Screen[None]):
         self.lanes = LaneColumn(id="lanes")
         self.raw_log = RawLog(id="raw-log")
         self.raw_log.display = False
+        self.footer = Footer(compact=True)
 
     def compose(self) -> ComposeResult:
         yield self.status_bar
@@ -96,11 +132,14 @@ class StreamScreen(Screen[None]):
             yield self.text_pane
             yield self.lanes
         yield self.raw_log
-        yield Footer()
+        yield self.footer
 
     def on_mount(self) -> None:
         self.set_interval(TICK_SECONDS, self.tick)
         self.draw(None)
+
+    def on_resize(self) -> None:
+        self.footer.show_command_palette = self.size.width >= self.FOOTER_PALETTE_WIDTH
 
     # -- the cursor and the display tick ------------------------------------------------
     @property
@@ -320,9 +359,9 @@ class StreamScreen(Screen[None]):
         try:
             path.write_text(report_json(self.watch.state), encoding="utf-8")
         except OSError as exc:
-            self.notify(f"cannot export to {path}: {exc.strerror}", severity="error")
+            self.notify(f"cannot export to {shown_path(path)}: {exc.strerror}", severity="error")
             return
-        self.notify(f"report written to {path}")
+        self.notify(f"report written to {shown_path(path)}")
 
     def action_screenshot(self) -> None:
         try:
@@ -330,17 +369,63 @@ class StreamScreen(Screen[None]):
         except OSError as exc:
             self.notify(f"cannot save screenshot: {exc.strerror}", severity="error")
             return
-        self.notify(f"screenshot saved to {path}")
+        self.notify(f"screenshot saved to {shown_path(Path(path))}")
 
     def action_bundle(self) -> None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.write_bundle(self.options.bundle or self.options.output / f"toolstream-bundle-{stamp}")
+        """A bundle now; an existing bundle is overwritten only if the person says so."""
+        directory = self.options.bundle or fresh_directory(
+            self.options.output / f"toolstream-bundle-{time.strftime('%Y%m%d-%H%M%S')}"
+        )
+        if directory.exists() and any(directory.iterdir()):
 
-    def write_bundle(self, directory: Path) -> None:
-        """A repro bundle of what has arrived so far, with the screen as it is now."""
+            def answered(overwrite: bool | None) -> None:
+                if overwrite:
+                    self.write_bundle(directory)
+
+            question = f"{shown_path(directory)} already holds a bundle. Overwrite it?"
+            self.app.push_screen(ConfirmScreen(question), answered)
+            return
+        self.write_bundle(directory)
+
+    def bundle_on_quit(self) -> str | None:
+        """With --bundle, a stream quit before its bundle was written is bundled as
+        it stands (cut where the person quit). Returns what to say after exit."""
+        directory = self.options.bundle
+        if directory is None or self._bundle_written:
+            return None
+        self._bundle_written = True
+        if not self.watch.state.ended:
+            self.watch.session.interrupt("quit before the stream ended", self.watch.elapsed())
+        return self.write_bundle(directory)
+
+    def write_bundle(self, directory: Path) -> str:
+        """A repro bundle of what has arrived so far, with the screen as it is now;
+        returns (and shows) what happened."""
         try:
             write_bundle(directory, self.watch.tape, self.watch.state, self.app.export_screenshot())
         except OSError as exc:
-            self.notify(f"cannot write bundle to {directory}: {exc.strerror}", severity="error")
-            return
-        self.notify(f"repro bundle written to {directory}")
+            message = f"cannot write bundle to {shown_path(directory)}: {exc.strerror}"
+            self.notify(message, severity="error")
+            return message
+        message = f"repro bundle written to {shown_path(directory)}"
+        self.notify(message)
+        return message
+
+
+def shown_path(path: Path) -> str:
+    """A path as a toast shows it: relative to the current directory when inside
+    it, and cut in the middle rather than broken mid-name."""
+    try:
+        text = str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        text = str(path)
+    return shortened(text, TOAST_PATH_WIDTH)
+
+
+def fresh_directory(directory: Path) -> Path:
+    """`directory`, or with -2, -3… if it exists (two bundles in one second)."""
+    candidate, number = directory, 1
+    while candidate.exists():
+        number += 1
+        candidate = directory.with_name(f"{directory.name}-{number}")
+    return candidate

@@ -6,8 +6,7 @@ of the stream but what it last drew."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
@@ -178,11 +177,10 @@ class CallLane(Vertical):
         else:
             tree = self.arguments_tree if view.mode == "tree" else self.preview_tree
             content = tree.line_count()
-        messages = min(MAX_MESSAGE_LINES, len(view.messages))
+        width = max(1, self.content_region.width)
+        wrapped = sum(-(-max(1, cell_len(message)) // width) for message in view.messages)
+        messages = min(MAX_MESSAGE_LINES, wrapped)
         return FRAME_ROWS + max(1, content) + messages + bool(view.fields) + 1
-
-    def show_tree(self, value: Any) -> None:
-        self.arguments_tree.show_value(value)
 
     def on_click(self, event: Click) -> None:
         """A click selects the lane; a double click opens its fragment inspector."""

@@ -30,6 +30,7 @@ from ...views import LaneView, lane_heights
 from .lane import LEAST_ROWS, CallLane
 
 LIST_ROWS = 6  # the compact list's height when it is shown
+WINDOW_LANE_ROWS = 8  # with more calls than fit, a lane's share: frame, 4 lines, fields, counter
 NO_STYLE = Style()
 SELECTED = Style(reverse=True)
 TONE_STYLES = {
@@ -45,7 +46,9 @@ class CallList(ScrollView, can_focus=False):
     marked, the selected one highlighted; a click selects."""
 
     DEFAULT_CSS = """
-    CallList { height: 6; border-bottom: solid $secondary; scrollbar-gutter: stable; }
+    CallList {
+        height: 6; border-bottom: solid $secondary; scrollbar-gutter: stable; overflow-x: hidden;
+    }
     """
 
     class Picked(Message):
@@ -130,9 +133,10 @@ class LaneColumn(Vertical, can_focus=True):
 
     # -- the window -----------------------------------------------------------------
     def capacity(self) -> int:
-        """How many lanes fit at their least height."""
+        """How many lanes the window holds beside the compact list: each gets room
+        for a few lines (the list is there to jump to the others)."""
         rows = self.content_region.height - (LIST_ROWS if self.call_list.display else 0)
-        return max(1, rows // LEAST_ROWS)
+        return max(1, rows // WINDOW_LANE_ROWS)
 
     def window(self, selected: int | None) -> range:
         """Positions of the calls to show as lanes, keeping `selected` in view."""
@@ -151,7 +155,7 @@ class LaneColumn(Vertical, can_focus=True):
         return range(self.first, self.first + size)
 
     def capacity_all(self) -> int:
-        """How many lanes fit without the compact list."""
+        """How many lanes fit, at their least height, without the compact list."""
         return max(1, self.content_region.height // LEAST_ROWS)
 
     def scroll_window(self, step: int) -> None:
