@@ -326,7 +326,7 @@ EXPECTED: dict[str, Expected] = {
         0,
         "finished",
         "completed",
-        [(0, "call_dm1", "get_weather", {"city": "Kyoto"})],
+        [(0, "call_dm1", "get_weather", {"city": "Osaka"})],
         {("done-mismatch", 0)},
         dialect="openai-responses",
     ),

@@ -55,6 +55,7 @@ class CallSlot:
     error: str | None = None
     error_position: int | None = None
     schema_errors: list[SchemaError] = field(default_factory=list)
+    final_raw: str | None = None  # the complete arguments the server restated at the end
     _raw: str | None = None
 
     @property
@@ -62,6 +63,12 @@ class CallSlot:
         if self._raw is None or len(self._raw) != self.length:
             self._raw = "".join(self.fragments)
         return self._raw
+
+    @property
+    def parsed_raw(self) -> str:
+        """The text the arguments are parsed from: the server's final word when it
+        gave one (OpenAI Responses), else the fragments as they arrived."""
+        return self.arguments_raw if self.final_raw is None else self.final_raw
 
     def holds_complete_json(self) -> bool:
         try:
@@ -86,7 +93,7 @@ class CallSlot:
         return end, bisect_right(list(accumulate(map(len, self.fragments))), extra) + 1
 
     def parse(self) -> None:
-        raw = self.arguments_raw
+        raw = self.parsed_raw
         self.parsed = True
         self.error = self.error_position = None
         self.schema_errors = []
@@ -108,6 +115,7 @@ class StreamState:
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     refusal: list[str] = field(default_factory=list)
+    final_text: str | None = None  # the content text as the server restated it at the end
     calls: dict[int, CallSlot] = field(default_factory=dict)
     anomalies: list[Anomaly] = field(default_factory=list)
     status: Status = Status.STREAMING
