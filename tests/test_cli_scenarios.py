@@ -330,6 +330,23 @@ EXPECTED: dict[str, Expected] = {
         {("done-mismatch", 0)},
         dialect="openai-responses",
     ),
+    "responses-lost-delta": Expected(
+        0,
+        "finished",
+        "completed",
+        [(0, "call_ld1", "get_weather", {"city": "Nairobi"})],
+        {("done-mismatch", 0), ("sequence-gap", None)},
+        dialect="openai-responses",
+    ),
+    "responses-litellm": Expected(
+        0,
+        "finished",
+        "completed",
+        [(1, "call_ll1", "get_weather", {"city": "Quito"})],
+        {("data-after-completed", None)},
+        text="Looking up Quito.",
+        dialect="openai-responses",
+    ),
     "responses-incomplete": Expected(
         2,
         "finished",
