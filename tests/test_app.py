@@ -284,7 +284,7 @@ async def test_every_scenario_settles_with_lanes_matching_the_report(
             assert lane.parsed == (call["arguments"] is not None)
             assert lane.show_tree == lane.parsed
             assert lane.arguments == call["arguments"]
-            assert lane.chars == len(call["arguments_raw"])
+            assert lane.chars == len(call.get("arguments_streamed", call["arguments_raw"]))
             on_lane = [a for a in report["anomalies"] if a["index"] == lane.index]
             assert len(lane.anomalies) == len(on_lane)
         assert app.facts.state == report["status"]
