@@ -485,6 +485,30 @@ def test_response_completed_matches_its_items_by_id_not_position() -> None:
     assert r.kinds == []
 
 
+def test_a_final_item_with_another_id_at_a_streamed_items_position_is_not_that_item() -> None:
+    r = run_sse(
+        created(),
+        add_call(0, "fc_a", "call_a", "f"),
+        args_delta(0, "fc_a", '{"n": 1}'),
+        completed(fc_item("fc_b", "call_b", "g", '{"n": 2}', "completed")),
+    )
+    assert [(c["index"], c["item_id"], c["arguments"]) for c in r.calls] == [
+        (0, "fc_a", {"n": 1}),
+        (1, "fc_b", {"n": 2}),
+    ]
+    assert r.kinds == ["done-without-item"]
+
+
+def test_a_final_item_without_an_id_is_the_streamed_item_at_its_position() -> None:
+    final = {"type": "function_call", "call_id": "call_a", "name": "f", "arguments": '{"n": 9}'}
+    r = run_sse(
+        created(), add_call(0, "fc_a", "call_a", "f"), args_delta(0, "fc_a", '{"n": 1}'),
+        completed(final),
+    )  # fmt: skip
+    assert [(c["index"], c["arguments"]) for c in r.calls] == [(0, {"n": 9})]
+    assert r.kinds == ["done-mismatch"]
+
+
 def test_a_call_only_response_completed_lists_gets_a_lane_of_its_own() -> None:
     r = run_sse(
         created(),

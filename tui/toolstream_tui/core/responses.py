@@ -320,10 +320,13 @@ class OpenAIResponsesDialect(Dialect):
         self.state.finish(status, "response end")
 
     def _settle_output_item(self, position: int, body: dict[str, Any], source: str) -> None:
-        item_id = body.get("id")
-        item = self._by_item_id.get(item_id) if isinstance(item_id, str) else None
-        if item is None and position in self._items:
-            item = self._items[position] if self._items[position].kind == body.get("type") else None
+        """An item of the final response: the streamed item with its id, else the one at
+        its position when neither id says otherwise; one never streamed is kept apart."""
+        item_id = as_text(body.get("id"))
+        item = self._by_item_id.get(item_id) if item_id else None
+        at_position = self._items.get(position)
+        if item is None and at_position is not None and at_position.kind == body.get("type"):
+            item = at_position if item_id is None or at_position.item_id is None else None
         if item is None:
             if body.get("type") not in ("function_call", "message"):
                 return
