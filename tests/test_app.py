@@ -336,7 +336,7 @@ async def test_every_scenario_settles_with_lanes_matching_the_report(
                 call["arguments"] is not None
             )
             assert mode(lane) == ("tree" if call["arguments"] is not None else "raw")
-            assert lane.view.chars == len(call["arguments_raw"])
+            assert lane.view.chars == len(call.get("arguments_streamed", call["arguments_raw"]))
             on_lane = [a for a in report["anomalies"] if a["index"] == lane.index]
             assert lane.view.anomalies == len(on_lane)
         view = screen.status_bar.view
@@ -345,8 +345,9 @@ async def test_every_scenario_settles_with_lanes_matching_the_report(
         assert screen.error_banner.has_class("-shown") == (report["status"] == "error")
         shown = screen.text_pane.revealed
         labels = sum(bool(report[channel]) for channel in ("reasoning", "refusal"))
-        assert shown >= len(report["text"] + report["reasoning"] + report["refusal"])
-        assert shown <= len(report["text"] + report["reasoning"] + report["refusal"]) + 12 * labels
+        streamed = report.get("text_streamed", report["text"])  # what the pane types out
+        assert shown >= len(streamed + report["reasoning"] + report["refusal"])
+        assert shown <= len(streamed + report["reasoning"] + report["refusal"]) + 12 * labels
 
 
 async def test_every_binding_is_in_the_command_palette(app_stub: StubServer) -> None:

@@ -161,6 +161,8 @@ EXPECTED_OUTCOME: dict[str, tuple[str, int, str | None, list[str]]] = {
     "responses-failed": ("error", 1, "failed", ["error-event"]),
     "responses-incomplete": ("finished", 2, "incomplete:max_output_tokens", []),
     "responses-interleaved": ("finished", 0, "completed", []),
+    "responses-litellm": ("finished", 0, "completed", ["data-after-completed"]),
+    "responses-lost-delta": ("finished", 0, "completed", ["done-mismatch", "sequence-gap"]),
     "responses-reasoning": ("finished", 0, "completed", []),
     "responses-truncated": ("truncated", 2, None, []),
 }

@@ -141,13 +141,11 @@ def lane_view(
         return LaneView(state="parsed", tone="parsed", mode=mode, **common)
     messages = (slot.error,) if slot.error else ()
     if slot.parsed:
+        # The error's position is in the text parsed: the buffer shown, unless the
+        # server restated the arguments at the end (then there is nothing to mark).
+        mark = slot.error_position if slot.final_raw is None else None
         return LaneView(
-            state="invalid JSON",
-            tone="failed",
-            mode="raw",
-            messages=messages,
-            mark=slot.error_position,
-            **common,
+            state="invalid JSON", tone="failed", mode="raw", messages=messages, mark=mark, **common
         )
     return LaneView(
         state=state.status.value, tone="truncated", mode="raw", messages=messages, **common

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dialect import Dialect, as_list, as_text, compact_json, preview
+from .dialect import Dialect, as_list, as_text, compact_json, gap_detail, preview
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot, StreamState
@@ -199,7 +199,7 @@ class ChatCompletionsDialect(Dialect):
         lane = self._lane_of_index.get(index)
         if lane is None:
             lane = index if index not in self.state.calls else self.state.next_free_index()
-            gap = self._gap_before(index)
+            gap = gap_detail("index", index, self._highest_index)
             slot = self._start(index, lane, call_id, name)
             if gap:
                 self.note("index-gap", lane, gap)
@@ -246,13 +246,6 @@ class ChatCompletionsDialect(Dialect):
         self._lane_of_index[index] = lane
         self._highest_index = max(self._highest_index, index)
         return self.state.start_call(lane, call_id, name, self.t)
-
-    def _gap_before(self, index: int) -> str | None:
-        if index <= self._highest_index + 1:
-            return None
-        if self._highest_index < 0:
-            return f"index {index} as the first index"
-        return f"index {index} after index {self._highest_index}"
 
     def _check_identity(
         self, slot: CallSlot, call_id: str | None, name: str | None, is_new: bool

@@ -54,7 +54,7 @@ class Dialect:
 
     def settle(self, hint: Any = None) -> None:
         """The stream is over; a dialect still undecided decides now (from `hint`, a
-        JSON body, when there is one)."""
+        JSON body, when there is one), a decided one settles what it deferred."""
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
         self.state.note(kind, index, detail, self.event)
@@ -88,6 +88,16 @@ class Dialect:
         if data_type is not None and not isinstance(data_type, str):
             self.note("unexpected-shape", None, f"event {event.number}: type is not a string")
         return kind, payload
+
+
+def gap_detail(what: str, index: int, highest: int) -> str | None:
+    """How a new index skipped numbers after the highest one so far (-1: none yet),
+    or None when it did not."""
+    if index <= highest + 1:
+        return None
+    if highest < 0:
+        return f"{what} {index} as the first {what}"
+    return f"{what} {index} after {what} {highest}"
 
 
 def as_dict(value: Any) -> dict[str, Any]:

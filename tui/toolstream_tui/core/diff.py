@@ -16,6 +16,7 @@ from typing import Any
 
 from .events import Anomaly
 from .json_path import ROOT, child_path
+from .report import answer_text
 from .state import CallSlot, StreamState
 
 DIFF_LIMIT = 200  # json_diff entries kept; the rest are counted
@@ -156,7 +157,7 @@ def _one_side_lane(slot: CallSlot, side: str, anomalies: dict[str, list[Entry]])
         "name": slot.name,
         "id": slot.call_id,
         "fragments": slot.fragment_count,
-        "arguments_raw_length": len(slot.arguments_raw),
+        "arguments_raw_length": len(slot.parsed_raw),
         "arguments": slot.arguments if parsed_ok(slot) else None,
         "error": slot.error,
         "anomalies": anomalies,
@@ -171,7 +172,7 @@ def _arguments_diff(a: CallSlot, b: CallSlot) -> dict[str, Any]:
 
 
 def _both_sides_lane(a: CallSlot, b: CallSlot, anomalies: dict[str, list[Entry]]) -> Entry:
-    raw_at = first_difference(a.arguments_raw, b.arguments_raw)
+    raw_at = first_difference(a.parsed_raw, b.parsed_raw)
     lane: Entry = {"index": a.index, "name": a.name}
     if a.name != b.name:
         lane["names"] = {"a": a.name, "b": b.name}
@@ -218,7 +219,7 @@ def _differing_facts(a: StreamState, b: StreamState) -> dict[str, Any]:
 
 
 def text_diff(a: StreamState, b: StreamState) -> dict[str, Any]:
-    text_a, text_b = a.text, b.text
+    text_a, text_b = answer_text(a), answer_text(b)
     at = first_difference(text_a, text_b)
     return {
         "equal": at is None,

@@ -18,12 +18,15 @@ EXIT_INCOMPLETE = 2
 
 
 def call_report(slot: CallSlot) -> dict[str, Any]:
+    """`arguments_raw` is the text the arguments were parsed from; `arguments_streamed`,
+    present only where it differs, the fragments as they arrived."""
     return {
         "index": slot.index,
         "id": slot.call_id,
         "item_id": slot.item_id,
         "name": slot.name,
-        "arguments_raw": slot.arguments_raw,
+        "arguments_raw": slot.parsed_raw,
+        **_streamed_if_different("arguments_streamed", slot.arguments_raw, slot.parsed_raw),
         "arguments": slot.arguments if slot.parsed and slot.error is None else None,
         "error": slot.error,
         "error_position": slot.error_position,
@@ -32,13 +35,31 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
     }
 
 
+def answer_text(state: StreamState) -> str:
+    """The content text of the answer: the server's final word when it restated it
+    (OpenAI Responses), else the deltas as they arrived."""
+    return state.text if state.final_text is None else state.final_text
+
+
+def _streamed_if_different(key: str, streamed: str, final: str) -> dict[str, str]:
+    return {} if streamed == final else {key: streamed}
+
+
+def _streamed_text(state: StreamState, text: str) -> dict[str, str]:
+    if state.final_text is None:
+        return {}
+    return _streamed_if_different("text_streamed", state.text, text)
+
+
 def build_report(state: StreamState) -> dict[str, Any]:
+    text = answer_text(state)
     return {
         "source": state.source,
         "dialect": state.dialect,
         "status": state.status.value,
         "finish_reason": state.finish_reason,
-        "text": state.text,
+        "text": text,
+        **_streamed_text(state, text),
         "reasoning": state.reasoning,
         "refusal": state.refusal,
         "declared_tools": None if state.tools is None else list(state.tools.schemas),

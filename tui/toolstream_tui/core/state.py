@@ -60,6 +60,7 @@ class CallSlot:
     error: str | None = None
     error_position: int | None = None
     schema_errors: list[SchemaError] = field(default_factory=list)
+    final_raw: str | None = None  # the complete arguments the server restated at the end
     # The wire events at which the call began, got its id and its name, and was
     # parsed (or found unfinished at the end).
     started_event: int = 0
@@ -92,6 +93,12 @@ class CallSlot:
         self._fields.follow(self.pieces, final=self.settled_event is not None)
         return self._fields
 
+    @property
+    def parsed_raw(self) -> str:
+        """The text the arguments are parsed from: the server's final word when it
+        gave one (OpenAI Responses), else the fragments as they arrived."""
+        return self.arguments_raw if self.final_raw is None else self.final_raw
+
     def holds_complete_json(self) -> bool:
         try:
             loads(self.arguments_raw)
@@ -115,7 +122,7 @@ class CallSlot:
         return end, self.pieces.piece_at(extra) + 1
 
     def parse(self) -> None:
-        raw = self.arguments_raw
+        raw = self.parsed_raw
         self.parsed = True
         self.error = self.error_position = None
         self.schema_errors = []
@@ -136,6 +143,7 @@ class StreamState:
     dialect: str
     text_pieces: TextPieces = field(default_factory=TextPieces)  # every channel, in order
     text_channels: array[int] = field(default_factory=lambda: array("b"))  # per piece
+    final_text: str | None = None  # the content text as the server restated it at the end
     calls: dict[int, CallSlot] = field(default_factory=dict)
     anomalies: list[Anomaly] = field(default_factory=list)
     status: Status = Status.STREAMING
