@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..bundle import write_bundle
-from ..core import StreamSession
+from ..core import StreamSession, exit_code
 from ..core.events import (
     AnomalyRecorded,
     CallIdentified,
@@ -495,4 +495,12 @@ def run_app(
         bundle=bundle,
     )
     app.run()
-    return app.return_code or 0
+    return exit_status(app)
+
+
+def exit_status(app: ToolstreamApp) -> int:
+    """The app's own code, else the stream's as headless gives it once the stream has
+    ended (quitting before the end is not a failure)."""
+    if app.return_code:
+        return app.return_code
+    return exit_code(app.session.state) if app.session.ended else 0
