@@ -102,6 +102,32 @@ def test_event_size_limit_cuts_an_endless_event() -> None:
     assert session.feed(b"more\n\n", 2.0) == []  # nothing taken after the cut
 
 
+def test_event_size_limit_cuts_an_event_that_arrives_whole_in_one_read() -> None:
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    big = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * 2000 + b'"}}]}\n\n'
+    session = StreamSession("test", max_event_bytes=1000)
+    session.open(200, "text/event-stream")
+    session.feed(first + big + b"data: [DONE]\n\n", 0.0)
+    assert session.ended
+    state = session.state
+    assert state.status.value == "truncated"
+    assert state.events == 1 and build_report(state)["text"] == "hi"
+    kinds = [a.kind for a in state.anomalies]
+    assert "limit-reached" in kinds and "unterminated-event" not in kinds
+    assert "x" * 2000 in state.trailing and state.trailing.endswith("data: [DONE]")
+
+
+def test_max_event_bytes_holds_for_a_scenario_whose_events_arrive_whole(cli: CliRunner) -> None:
+    result = cli("--headless", "--scenario", "weather", "--speed", "0", "--max-event-bytes", "100")
+    report = json.loads(result.stdout)
+    assert result.returncode == 2
+    assert report["status"] == "truncated"
+    (limit,) = [a for a in report["anomalies"] if a["kind"] == "limit-reached"]
+    assert "100 bytes" in limit["detail"]
+    assert report["trailing"].startswith("data: {")
+    assert "size limit of 100 bytes" in result.stderr
+
+
 @pytest.fixture
 def plain_http_server() -> Iterator[int]:
     """Answers anything with a plain HTTP response: an https client fails its handshake."""

@@ -14,12 +14,14 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
+from .command_line import missing_terminal
 from .core import StreamSession, StreamState
 from .core.detect import DIALECTS
 from .core.diff import diff_states
 from .core.report import printable_json
 from .core.visible import inert
 from .sources import ResponseHead, SourceItem, TransportError, pump
+from .sources.base import plain_reason
 from .sources.replay import ReplaySource
 
 PROG = "toolstream-tui diff"
@@ -56,7 +58,7 @@ def check_readable(path: Path) -> None:
         with path.open("rb"):
             pass
     except OSError as exc:
-        raise Unreadable(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise Unreadable(f"cannot read {path}: {plain_reason(exc)}") from exc
 
 
 async def _refusing_unreadable(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
@@ -100,6 +102,14 @@ def show(diff: dict[str, Any], headless: bool) -> int:
 
 def main_diff(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    no_terminal = None if args.headless else missing_terminal()
+    if no_terminal:
+        print(
+            f"{PROG}: the diff view needs a terminal and {no_terminal} is not one; "
+            "add --headless for the diff as JSON",
+            file=sys.stderr,
+        )
+        return EXIT_TROUBLE
     try:
         diff = diff_recordings(args.a, args.b, args.dialect)
     except Unreadable as exc:

@@ -110,5 +110,12 @@ def run_app(source: Source, options: WatchOptions) -> int:
     app.run()
     for line in app.said_at_exit:
         print(f"toolstream-tui: {inert(line)}", file=sys.stderr)
-    state = app.watch.state
-    return exit_code(state) if state.ended else 0
+    return exit_status(app)
+
+
+def exit_status(app: ToolstreamApp) -> int:
+    """The app's own code, else the stream's as headless gives it once the stream has
+    ended (quitting before the end is not a failure)."""
+    if app.return_code:
+        return app.return_code
+    return exit_code(app.session.state) if app.session.ended else 0

@@ -92,7 +92,7 @@ class StreamSession:
             stall_threshold=stall_threshold,
         )
         self.dialect = make_dialect(self.state, dialect)
-        self.decoder = SSEDecoder()
+        self.decoder = SSEDecoder(max_event_bytes)
         self.mode = "sse"
         self.content_type = ""
         self._body: list[bytes] = []
@@ -146,10 +146,13 @@ class StreamSession:
         self.state.read_events.append(self.state.events)
         if over_total:
             return self._cut(f"the stream passed the size limit of {self.max_bytes} bytes", t)
-        if self.decoder.pending_bytes > self.max_event_bytes:
-            limit = self.max_event_bytes
-            return self._cut(f"one SSE event passed the size limit of {limit} bytes", t)
+        if self.decoder.oversized:
+            return self._cut(self._event_too_long(), t)
         return self.state.drain()
+
+    def _event_too_long(self) -> str:
+        limit = self.max_event_bytes
+        return f"one SSE event passed the size limit of {limit} bytes (kept in trailing)"
 
     def _cut(self, reason: str, t: float) -> list[StreamEvent]:
         self.state.note("limit-reached", None, f"{reason}; reading stopped there", None)
@@ -178,7 +181,7 @@ class StreamSession:
             self._take_sse(items, t)
             if self.decoder.invalid_tail:
                 self._note_invalid_utf8(None)
-            if trailing:
+            if trailing and not self.decoder.oversized:  # limit-reached says why
                 self.state.note(
                     "unterminated-event",
                     None,
@@ -238,6 +241,9 @@ class StreamSession:
             self.mode = "sse"
             self.state.body = None
             self._take_sse(self.decoder.feed(body.encode()), t)
+            if self.decoder.oversized:
+                detail = f"{self._event_too_long()}; it and the rest were not decoded"
+                self.state.note("limit-reached", None, detail, None)
         else:
             shown = self.content_type or "no content type"
             self.state.fail(

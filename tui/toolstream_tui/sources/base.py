@@ -51,6 +51,14 @@ class TransportError:
 SourceItem = RequestSent | ResponseHead | BodyChunk | TransportError
 
 
+def plain_reason(exc: BaseException) -> str:
+    """Why something failed, as plain words on one line for the end of a message:
+    "no such file or directory", not "[Errno 2] No such file or directory: 'x'"."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    text = " ".join(text.split()) or type(exc).__name__
+    return text[:1].lower() + text[1:]
+
+
 class Source(Protocol):
     label: str
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 from httpx_sse import aconnect_sse
@@ -18,6 +19,7 @@ from .base import (
     Stopwatch,
     TransportError,
     monotonic,
+    plain_reason,
 )
 from .secrets import Redactor, secrets_in
 
@@ -29,6 +31,25 @@ class HttpRequest:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
     timeout: float = 60.0
+
+
+HTTP_SCHEMES = ("http", "https")
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be requested, in plain words; None when it can. Checked before
+    anything else reads the URL, so no URL parser's exception reaches a user."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises when the port is out of range
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL) as exc:
+        return plain_reason(exc)
+    if parts.scheme.lower() not in HTTP_SCHEMES:
+        return "it must begin with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    return None
 
 
 def describe_transport_error(exc: Exception, request: HttpRequest) -> str:
@@ -46,12 +67,17 @@ def describe_transport_error(exc: Exception, request: HttpRequest) -> str:
             return f"TLS failure connecting to {url}: {tls}"
         if any(isinstance(cause, ConnectionRefusedError) for cause in causes):
             return f"connection refused: {url}"
-        return f"cannot connect to {url}: {exc or type(exc).__name__}"
+        # The socket layer's words ("name or service not known"), not the wrapper's.
+        reason = next((c for c in causes if isinstance(c, OSError) and c.strerror), exc)
+        return f"cannot connect to {url}: {plain_reason(reason)}"
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"connection closed mid-response by {url}: {exc}"
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return f"invalid URL {url!r}: {exc}"
-    return f"{type(exc).__name__} from {url}: {exc}"
+        return f"invalid URL {url!r}: {plain_reason(exc)}"
+    cause: BaseException = exc
+    while isinstance(cause, BaseExceptionGroup):  # from the socket layer: say what is inside
+        cause = cause.exceptions[0]
+    return f"cannot request {url}: {plain_reason(cause)}"
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -92,6 +118,10 @@ class HttpSource:
         elapsed = Stopwatch(self._clock)
         request = self.request
         yield self.sent()
+        problem = url_problem(request.url)
+        if problem:
+            yield TransportError(f"invalid URL {request.url!r}: {problem}", elapsed())
+            return
         timeout = httpx.Timeout(request.timeout)
         try:
             async with (
@@ -116,5 +146,5 @@ class HttpSource:
                 )
                 async for chunk in response.aiter_bytes():
                     yield BodyChunk(chunk, elapsed())
-        except (httpx.HTTPError, ssl.SSLError, OSError) as exc:
+        except Exception as exc:  # whatever the transport raises ends the stream in one line
             yield TransportError(describe_transport_error(exc, request), elapsed())

@@ -16,6 +16,7 @@ from .base import (
     Stopwatch,
     TransportError,
     monotonic,
+    plain_reason,
 )
 from .recording import read_timing
 
@@ -36,7 +37,8 @@ class ReplaySource:
             timing = read_timing(self.path)
             request = RequestSent(**timing.request) if timing.request is not None else None
         except (OSError, ValueError, TypeError) as exc:
-            yield TransportError(f"cannot read recording {self.path}: {exc}", elapsed())
+            reason = plain_reason(exc)
+            yield TransportError(f"cannot read recording {self.path}: {reason}", elapsed())
             return
         if request is not None:
             yield request

@@ -61,10 +61,18 @@ def secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
             scheme, _, credential = value.partition(" ")
             if credential and scheme.lower() in ("bearer", "basic", "token"):
                 found.append(credential)
-    for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+    for name, value in parse_qsl(_query(url), keep_blank_values=True):
         if name.lower() in SECRET_QUERY:
             found.append(value)
     return found
+
+
+def _query(url: str) -> str:
+    """The URL's query, also from a URL too broken for urlsplit (an unclosed `[`)."""
+    try:
+        return urlsplit(url).query
+    except ValueError:
+        return url.partition("#")[0].partition("?")[2]
 
 
 class Redactor:
@@ -85,7 +93,10 @@ class Redactor:
         return data
 
     def url(self, url: str) -> str:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError:  # too broken to take apart; its secrets are replaced all the same
+            return self.text(url)
         query = [
             (name, REDACTED if name.lower() in SECRET_QUERY else value)
             for name, value in parse_qsl(parts.query, keep_blank_values=True)
