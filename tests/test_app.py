@@ -371,7 +371,7 @@ async def test_only_the_lanes_in_view_are_widgets(app_stub: StubServer) -> None:
             await pilot.press("j")
         assert screen.selected == 15
         assert 15 in screen.lanes.lanes and 0 not in screen.lanes.lanes
-        assert len(app.query(CallLane)) == len(screen.lanes.lanes)
+        assert len(screen.query(CallLane)) == len(screen.lanes.lanes)
 
 
 async def test_preview_follows_each_step_and_gives_way_to_the_parsed_tree(
