@@ -17,7 +17,7 @@ from typing import Any
 from .command_line import missing_terminal
 from .core import StreamSession, StreamState
 from .core.detect import DIALECTS
-from .core.diff import diff_states
+from .core.diff import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_TROUBLE, diff_states
 from .core.report import printable_json
 from .core.visible import inert
 from .sources import ResponseHead, SourceItem, TransportError, pump
@@ -25,9 +25,6 @@ from .sources.base import plain_reason
 from .sources.replay import ReplaySource
 
 PROG = "toolstream-tui diff"
-EXIT_IDENTICAL = 0
-EXIT_DIFFERENT = 1
-EXIT_TROUBLE = 2
 EXIT_INTERRUPTED = 130
 
 

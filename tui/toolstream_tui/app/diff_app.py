@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from ..core.visible import inert
-from ..diffing import EXIT_TROUBLE
+from ..core.diff import EXIT_TROUBLE
 
 VALUE_CHARS = 60  # a value longer than this is cut, with its full length said
 OFFSETS_SHOWN = 8  # one-sided boundary offsets listed before "…"
