@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Watch LLM tool calls stream in over Server-Sent Events. "
         "With no source, watches the embedded stub server's 'demo' scenario. "
-        "'toolstream-tui diff A B' compares two recordings.",
+        "'toolstream-tui diff A B' compares two recordings; 'toolstream-tui proxy --upstream URL' "
+        "watches the requests an agent sends through it.",
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -88,33 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="start with live previews: streaming lanes show what their arguments parse "
         "to so far (toggle with p)",
     )
-    limits = parser.add_argument_group("limits")
-    limits.add_argument(
-        "--max-bytes",
-        type=int,
-        default=MAX_BYTES,
-        metavar="N",
-        help=f"stop reading past N bytes, keeping what came (default: {MAX_BYTES})",
-    )
-    limits.add_argument(
-        "--max-event-bytes",
-        type=int,
-        default=MAX_EVENT_BYTES,
-        metavar="N",
-        help=f"stop at an SSE event larger than N bytes (default: {MAX_EVENT_BYTES})",
-    )
-    limits.add_argument(
-        "--idle-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="end the stream as truncated after SECONDS without data (default: never)",
-    )
-    parser.add_argument(
-        "--stall-threshold",
-        type=float,
-        default=STALL_SECONDS,
-        metavar="SECONDS",
-        help=f"a silence longer than this is a stall in the timing (default: {STALL_SECONDS:g})",
+    add_limit_options(
+        parser, "end the stream as truncated after SECONDS without data (default: never)"
     )
     parser.add_argument("--record", metavar="FILE", type=Path, help="record what is received")
     parser.add_argument(
@@ -135,6 +111,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--list-anomalies", action="store_true", help="list anomaly kinds")
     return parser
+
+
+def add_limit_options(parser: argparse.ArgumentParser, idle_help: str) -> None:
+    """--max-bytes, --max-event-bytes, --idle-timeout and --stall-threshold, shared
+    with `toolstream-tui proxy`."""
+    limits = parser.add_argument_group("limits")
+    limits.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MAX_BYTES,
+        metavar="N",
+        help=f"stop reading past N bytes, keeping what came (default: {MAX_BYTES})",
+    )
+    limits.add_argument(
+        "--max-event-bytes",
+        type=int,
+        default=MAX_EVENT_BYTES,
+        metavar="N",
+        help=f"stop at an SSE event larger than N bytes (default: {MAX_EVENT_BYTES})",
+    )
+    limits.add_argument("--idle-timeout", type=float, metavar="SECONDS", help=idle_help)
+    parser.add_argument(
+        "--stall-threshold",
+        type=float,
+        default=STALL_SECONDS,
+        metavar="SECONDS",
+        help=f"a silence longer than this is a stall in the timing (default: {STALL_SECONDS:g})",
+    )
 
 
 def parse_headers(lines: Sequence[str]) -> dict[str, str]:
@@ -342,6 +346,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .diffing import main_diff
 
         return main_diff(argv[1:])
+    if argv[:1] == ["proxy"]:
+        from .proxying import main_proxy
+
+        return main_proxy(argv[1:])
     args = build_parser().parse_args(argv)
     args.notice = None
     if args.list_scenarios:
