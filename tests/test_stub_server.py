@@ -837,7 +837,12 @@ def test_event_field_renders_before_data() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [name for name in ANTHROPIC_SCENARIOS if name != "anthropic-no-event-lines"]
+    "name",
+    [
+        name
+        for name in ANTHROPIC_SCENARIOS
+        if name != "anthropic-no-event-lines" and load_scenario(name).is_sse
+    ],
 )
 def test_anthropic_events_are_named_by_their_type(name: str) -> None:
     events = sse_events(load_scenario(name).rendered)
@@ -887,6 +892,7 @@ ANTHROPIC_INPUTS: dict[str, dict[int, str]] = {
     "anthropic-thinking": {2: '{"city":"Oslo"}'},
     "anthropic-max-tokens": {1: '{"city":"San Fra'},
     "anthropic-error": {},
+    "anthropic-json": {},  # not a stream: its inputs arrive whole
     "anthropic-full-input": {},
     "anthropic-truncated": {0: '{"city":"Ber'},
     # index 0 holds two blocks and a stray " " delta after the first block's stop
