@@ -464,6 +464,9 @@ class Relay:
                 await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
                 self.forwarded += len(chunk)
                 self.tap.put(BodyChunk(chunk, t))
+                # Reads already buffered come without a pause: yield once, so a client
+                # that left is noticed before the next write rather than after many.
+                await asyncio.sleep(0)
         except (httpx.HTTPError, OSError) as exc:
             # Returning without completing the response makes uvicorn close the
             # connection: the client sees the same cut the proxy saw.
