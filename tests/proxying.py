@@ -12,9 +12,11 @@ from types import TracebackType
 from typing import Any
 
 import httpx2
+import uvicorn
 
 from toolstream_tui.proxy_log import Change, Listener, ProxyLog, RequestRecord
-from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer
+from toolstream_tui.sources import Limits
+from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer, bind
 
 WAIT_S = 30.0
 
@@ -30,12 +32,13 @@ class RunningProxy:
         listeners: tuple[Listener, ...] = (),
         record_dir: Path | None = None,
         keep: int = 200,
+        limits: Limits | None = None,
         **config: Any,
     ) -> None:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.warnings: list[str] = []
-        self.log = ProxyLog(record_dir=record_dir, keep=keep, warn=self.warnings.append)
+        self.log = ProxyLog(limits, record_dir=record_dir, keep=keep, warn=self.warnings.append)
         self.changes: list[tuple[int, Change]] = []
         self._done: list[RequestRecord] = []
         self._condition = threading.Condition()
@@ -79,6 +82,28 @@ class RunningProxy:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(WAIT_S)
         self.loop.close()
+
+
+class AsgiUpstream:
+    """An upstream of the test's own making: an ASGI app served by uvicorn on
+    127.0.0.1, for what the stub cannot show (that a request was closed)."""
+
+    def __init__(self, app: Any) -> None:
+        config = uvicorn.Config(app, http="h11", interface="asgi3", lifespan="off", log_config=None)
+        self.server = uvicorn.Server(config)
+        self.sock = bind("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self.server.serve(sockets=[self.sock])), daemon=True
+        )
+
+    def __enter__(self) -> AsgiUpstream:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = self.server.force_exit = True
+        self._thread.join(WAIT_S)
 
 
 # -- what an SDK read, byte for byte ------------------------------------------------

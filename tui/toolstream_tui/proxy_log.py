@@ -201,19 +201,18 @@ class ProxyLog:
     async def _consume(
         self, record: RequestRecord, tap: Tap, sent: RequestSent, redactor: Redactor
     ) -> None:
-        session = record.session
         try:
-            items = self._items(record, tap, sent, redactor)
-            await pump(items, session, lambda events: self._changed(record, events))
-            if record.duration is None:  # the core stopped first (a size limit, a cut)
+            try:
+                items = self._items(record, tap, sent, redactor)
+                await pump(items, record.session, lambda events: self._changed(record, events))
+            except Exception as exc:  # the core or a recording failed: the client never notices
+                self._end_session(record, f"the proxy could not read this response: {exc}")
+            if record.duration is None:  # the core stopped first: the request goes on
                 async for item in tap.items():
                     self._side_note(record, item, redactor)
         except asyncio.CancelledError:
             tap.abandoned = True
             self._end_session(record, STOPPED)
-        except Exception as exc:  # the core or a recording failed: the client never notices
-            tap.abandoned = True
-            self._end_session(record, f"the proxy could not read this response: {exc}")
         finally:
             record.over = True
             self.finished_count += 1

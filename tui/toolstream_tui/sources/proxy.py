@@ -243,8 +243,18 @@ class ProxyApp:
         started_at, started = time.time(), time.monotonic()
         refusal: tuple[int, bytes] | None = None
         left = False
+        # uvicorn's h11 bounds a head that arrives in pieces; one that came whole is
+        # measured here.
+        head_bytes = len(path) + sum(len(name) + len(value) + 4 for name, value in headers)
+        if head_bytes > self.config.max_header_bytes:
+            refusal = proxy_error(
+                431,
+                "headers_too_large",
+                f"the request line and headers are over the proxy's limit of "
+                f"{self.config.max_header_bytes} bytes; not forwarded",
+            )
         try:
-            body = await self._read_body(receive)
+            body = b"" if refusal else await self._read_body(receive)
         except BodyTooLarge:
             body = b""
             refusal = proxy_error(
