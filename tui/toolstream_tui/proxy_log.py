@@ -26,11 +26,12 @@ from .core import StreamSession, build_report
 from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
-from .sources.proxy import Note, Tap, TapEnd
+from .sources.proxy import Note, Tap, TapEnd, TapItem
 from .sources.recording import Recorder, recorded
 from .sources.secrets import Redactor, secrets_in
 
 DEFAULT_KEEP = 200
+TAP_POLL_S = 0.005  # how often open taps are looked at: the forwarder never wakes us
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
 
@@ -152,6 +153,8 @@ class ProxyLog:
         self._finished: deque[int] = deque()
         self._listeners: list[Listener] = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._open_taps: dict[Tap, asyncio.Event] = {}
+        self._watcher: asyncio.Task[None] | None = None
         self._next_id = 1
         self._warn = warn
         self._listener_failed = False
@@ -184,9 +187,21 @@ class ProxyLog:
         self._next_id += 1
         self.records[record.id] = record
         self._notify(record, Change.ADDED)
-        task = asyncio.get_running_loop().create_task(self._consume(record, tap, sent, redactor))
+        ready = self._open_taps[tap] = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._consume(record, tap, ready, sent, redactor))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = loop.create_task(self._watch_taps())
+
+    async def _watch_taps(self) -> None:
+        """While requests are open, wake the readers of the taps with items pending."""
+        while self._open_taps:
+            await asyncio.sleep(TAP_POLL_S)
+            for tap, ready in self._open_taps.items():
+                if tap.pending:
+                    ready.set()
 
     async def wait_idle(self) -> None:
         """Until every request taken so far is over."""
@@ -199,21 +214,27 @@ class ProxyLog:
             task.cancel()
 
     async def _consume(
-        self, record: RequestRecord, tap: Tap, sent: RequestSent, redactor: Redactor
+        self,
+        record: RequestRecord,
+        tap: Tap,
+        ready: asyncio.Event,
+        sent: RequestSent,
+        redactor: Redactor,
     ) -> None:
         try:
             try:
-                items = self._items(record, tap, sent, redactor)
+                items = self._items(record, tap.items(ready), sent, redactor)
                 await pump(items, record.session, lambda events: self._changed(record, events))
             except Exception as exc:  # the core or a recording failed: the client never notices
                 self._end_session(record, f"the proxy could not read this response: {exc}")
             if record.duration is None:  # the core stopped first: the request goes on
-                async for item in tap.items():
+                async for item in tap.items(ready):
                     self._side_note(record, item, redactor)
         except asyncio.CancelledError:
             tap.abandoned = True
             self._end_session(record, STOPPED)
         finally:
+            self._open_taps.pop(tap, None)
             record.over = True
             self.finished_count += 1
             self._notify(record, Change.FINISHED)
@@ -236,19 +257,27 @@ class ProxyLog:
             self._notify(record, Change.UPDATED)
 
     def _items(
-        self, record: RequestRecord, tap: Tap, sent: RequestSent, redactor: Redactor
+        self,
+        record: RequestRecord,
+        tapped: AsyncIterator[TapItem],
+        sent: RequestSent,
+        redactor: Redactor,
     ) -> AsyncIterator[SourceItem]:
         """The tap as the core reads it: the request first, the body decoded, every
         secret redacted, recorded when asked."""
-        items = redactor.stream(decoded(self._source_items(record, tap, sent, redactor)))
+        items = redactor.stream(decoded(self._source_items(record, tapped, sent, redactor)))
         recorder = self._recorder(record, sent.url)
         return items if recorder is None else recorded(items, recorder)
 
     async def _source_items(
-        self, record: RequestRecord, tap: Tap, sent: RequestSent, redactor: Redactor
+        self,
+        record: RequestRecord,
+        tapped: AsyncIterator[TapItem],
+        sent: RequestSent,
+        redactor: Redactor,
     ) -> AsyncIterator[SourceItem]:
         yield sent
-        async for item in tap.items():
+        async for item in tapped:
             if isinstance(item, Note | TapEnd):
                 self._side_note(record, item, redactor)
             else:

@@ -16,6 +16,7 @@ import logging
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -135,33 +136,36 @@ TapItem = SourceItem | Note | TapEnd
 
 
 class Tap:
-    """One request's copy of what the forwarder saw, for a consumer on `loop`.
-    `put` never waits and never raises: the queue is unbounded, and a consumer that
-    is gone or has abandoned the tap only means nobody is watching."""
+    """One request's copy of what the forwarder saw. `put` only appends to a deque:
+    no lock, no system call, no wake-up of another thread, so it costs the
+    forwarder next to nothing and can neither wait nor fail. The consumer looks
+    for pending items on a timer of its own (see `ProxyLog`); one that is gone or
+    has abandoned the tap only means nobody is watching."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, exchange: Exchange) -> None:
+    def __init__(self, exchange: Exchange) -> None:
         self.exchange = exchange
+        self.pending: deque[TapItem] = deque()
         self.abandoned = False  # set by the consumer when it stops reading
-        self._loop = loop
-        self._queue: asyncio.Queue[TapItem] = asyncio.Queue()
         self._ended = False
 
     def put(self, item: TapItem) -> None:
         if self.abandoned or self._ended:
             return
         self._ended = isinstance(item, TapEnd)
-        try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
-        except RuntimeError:  # the consumer's loop is closed
-            self.abandoned = True
+        self.pending.append(item)
 
-    async def items(self) -> AsyncIterator[TapItem]:
-        """What the forwarder put, in order, up to and including the `TapEnd`."""
+    async def items(self, ready: asyncio.Event) -> AsyncIterator[TapItem]:
+        """What the forwarder put, in order, up to and including the `TapEnd`;
+        waits on `ready`, which the consumer sets when it sees items pending."""
         while True:
-            item = await self._queue.get()
-            yield item
-            if isinstance(item, TapEnd):
-                return
+            while self.pending:
+                item = self.pending.popleft()
+                yield item
+                if isinstance(item, TapEnd):
+                    return
+            ready.clear()
+            if not self.pending:
+                await ready.wait()
 
 
 TapSink = Callable[[Tap], None]
@@ -288,7 +292,7 @@ class ProxyApp:
         return tap
 
     def _open_tap(self, exchange: Exchange) -> Tap:
-        tap = Tap(self._loop, exchange)
+        tap = Tap(exchange)
         try:
             self._loop.call_soon_threadsafe(self._sink, tap)
         except RuntimeError:  # the consumer's loop is closed: nobody is watching
