@@ -41,6 +41,7 @@ class RunningProxy:
         self.log = ProxyLog(limits, record_dir=record_dir, keep=keep, warn=self.warnings.append)
         self.changes: list[tuple[int, Change]] = []
         self._done: list[RequestRecord] = []
+        self._seen = 0  # requests that finished before the current test
         self._condition = threading.Condition()
         self.log.subscribe(self._on_change)
         for listener in listeners:
@@ -59,11 +60,18 @@ class RunningProxy:
                 self._condition.notify_all()
 
     def finished(self, count: int, timeout: float = WAIT_S) -> list[RequestRecord]:
-        """The first `count` requests to finish, in the order they finished."""
+        """The first `count` requests to finish (since `fresh`), in that order."""
         with self._condition:
-            reached = self._condition.wait_for(lambda: len(self._done) >= count, timeout)
-            assert reached, f"only {len(self._done)} of {count} requests finished"
-            return list(self._done[:count])
+            total = self._seen + count
+            reached = self._condition.wait_for(lambda: len(self._done) >= total, timeout)
+            assert reached, f"only {len(self._done) - self._seen} of {count} requests finished"
+            return list(self._done[self._seen : total])
+
+    def fresh(self) -> RunningProxy:
+        """From here on, `finished` counts only new requests (a proxy shared by tests)."""
+        with self._condition:
+            self._seen = len(self._done)
+        return self
 
     def __enter__(self) -> RunningProxy:
         self._thread.start()

@@ -23,7 +23,8 @@ from toolstream_stubs.faults import cut_offset
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy_log import NOT_JSON, Change, RequestRecord, model_of
 from toolstream_tui.sources import Limits, pump
-from toolstream_tui.sources.proxy import HOP_BY_HOP, is_loopback, parse_upstream
+from toolstream_tui.sources.forwarder import HOP_BY_HOP
+from toolstream_tui.sources.proxy import is_loopback, parse_upstream
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
 
@@ -36,10 +37,15 @@ def stub() -> Iterator[StubServer]:
         yield server
 
 
-@pytest.fixture
-def proxy(stub: StubServer) -> Iterator[RunningProxy]:
+@pytest.fixture(scope="module")
+def shared_proxy(stub: StubServer) -> Iterator[RunningProxy]:
     with RunningProxy(stub.base_url) as running:
         yield running
+
+
+@pytest.fixture
+def proxy(shared_proxy: RunningProxy) -> RunningProxy:
+    return shared_proxy.fresh()
 
 
 def client() -> httpx.Client:

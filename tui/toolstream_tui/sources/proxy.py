@@ -1,60 +1,36 @@
-"""The proxy's forwarding side: a small ASGI app served by uvicorn on a thread of
-its own, forwarding each request to the one upstream with httpx and streaming the
-answer back read by read, bytes untouched.
-
-Every read is also put on the request's `Tap`, which hands it to a consumer on
-another event loop (see `proxy_log.ProxyLog`) without ever waiting: whatever the
-consumer does (falls behind, blocks, fails), the client's stream is the same."""
+"""`toolstream-tui proxy`, the watching side: `ProxyServer` starts the forwarding
+process (`forwarder.py`) on a socket bound here and reads what it forwards, one
+`Tap` per request, for a consumer on this process's event loop (see
+`proxy_log.ProxyLog`). Also the types both sides share."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
-import itertools
 import json
-import logging
+import os
+import pickle
+import signal
 import socket
-import threading
-import time
+import subprocess
+import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict, dataclass
 
 import httpx
-import uvicorn
 
-from .base import BodyChunk, ResponseHead, SourceItem, Stopwatch, TransportError
-from .http import HttpRequest, describe_transport_error
-from .secrets import Redactor, secrets_in
+from .base import SourceItem, TransportError
 
+FORWARDER_GONE = "the proxy's forwarding process ended before the response did"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
 MAX_REQUEST_BYTES = 64 << 20  # a request with a few images inlined as base64 fits
 MAX_HEADER_BYTES = 64 << 10  # the request line and headers together
-MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
 SHUTDOWN_GRACE_S = 5  # requests still streaming at shutdown get this long to end
 CONNECT_TIMEOUT_S = 60.0
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-    }
-)
-# Set again by httpx from the URL and the body, or meaningless once the body is read.
-NOT_FORWARDED = frozenset({"host", "content-length", "expect"})
-DELIBERATE_CUT = "ASGI callable returned without completing response."
-
-RawHeaders = list[tuple[bytes, bytes]]
-Send = Callable[[dict[str, Any]], Any]
-Receive = Callable[[], Any]
+FRAME_HEAD = 4  # bytes of length before each frame
 
 
 class UpstreamError(ValueError):
@@ -174,361 +150,41 @@ TapSink = Callable[[Tap], None]
 # -- the ASGI app ------------------------------------------------------------------
 
 
-class BodyTooLarge(Exception):
-    pass
+def frame(request_id: int, item: TapItem | Exchange) -> bytes:
+    """One item on the pipe from the forwarding process: a length, then the pickle.
+    Only ever read back by the process that started the forwarder."""
+    payload = pickle.dumps((request_id, item), protocol=pickle.HIGHEST_PROTOCOL)
+    return len(payload).to_bytes(FRAME_HEAD, "big") + payload
 
 
-class ClientLeft(Exception):
-    pass
+class FrameReader(asyncio.Protocol):
+    """Reads frames from the forwarding process and hands each item on."""
 
+    def __init__(self, on_item: Callable[[int, TapItem | Exchange], None]) -> None:
+        self._on_item = on_item
+        self._buffer = bytearray()
+        self._offset = 0
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-def proxy_error(status: int, code: str, message: str) -> tuple[int, bytes]:
-    error = {"message": message, "type": "proxy_error", "code": code}
-    return status, json.dumps({"error": error}, ensure_ascii=False).encode()
+    def data_received(self, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        offset = self._offset
+        while len(buffer) - offset >= FRAME_HEAD:
+            size = int.from_bytes(buffer[offset : offset + FRAME_HEAD], "big")
+            end = offset + FRAME_HEAD + size
+            if len(buffer) < end:
+                break
+            self._on_item(*pickle.loads(buffer[offset + FRAME_HEAD : end]))
+            offset = end
+        if offset > len(buffer) // 2:  # keep the buffer from growing by its consumed head
+            del buffer[:offset]
+            offset = 0
+        self._offset = offset
 
-
-def connection_tokens(headers: Iterable[tuple[str, str]]) -> frozenset[str]:
-    """Header names a `Connection` header lists: hop-by-hop for this connection only."""
-    return frozenset(
-        token.strip().lower()
-        for name, value in headers
-        if name == "connection"
-        for token in value.split(",")
-    )
-
-
-def end_to_end(
-    headers: list[tuple[str, str]], also_dropped: frozenset[str]
-) -> list[tuple[str, str]]:
-    dropped = HOP_BY_HOP | also_dropped | connection_tokens(headers)
-    return [(name, value) for name, value in headers if name not in dropped]
-
-
-class ProxyApp:
-    """The ASGI app: every HTTP request goes to `upstream` + its path, nowhere else."""
-
-    def __init__(
-        self,
-        config: ProxyConfig,
-        client: httpx.AsyncClient,
-        loop: asyncio.AbstractEventLoop,
-        sink: TapSink,
-    ) -> None:
-        self.config = config
-        self.upstream = parse_upstream(config.upstream)
-        self._base = str(self.upstream).rstrip("/")
-        self._client = client
-        self._loop = loop
-        self._sink = sink
-
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        tap: Tap | None = None
-        try:
-            tap = await self._handle(scope, receive, send)
-        except Exception as exc:  # a bug of ours must not reach the client as a traceback
-            if tap is not None:
-                tap.put(TransportError(f"proxy failure: {type(exc).__name__}: {exc}", 0.0))
-            logging.getLogger("uvicorn.error").warning(
-                "proxy failure on a request: %s: %s", type(exc).__name__, exc
-            )
-
-    async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> Tap:
-        method: str = scope["method"]
-        raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
-        query: bytes = scope.get("query_string", b"")
-        path = (raw_path + (b"?" + query if query else b"")).decode("latin-1")
-        headers = [
-            (name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]
-        ]
-        forwarded = end_to_end(headers, NOT_FORWARDED)
-        target = self._target(path)
-        started_at, started = time.time(), time.monotonic()
-        refusal: tuple[int, bytes] | None = None
-        left = False
-        # uvicorn's h11 bounds a head that arrives in pieces; one that came whole is
-        # measured here.
-        head_bytes = len(path) + sum(len(name) + len(value) + 4 for name, value in headers)
-        if head_bytes > self.config.max_header_bytes:
-            refusal = proxy_error(
-                431,
-                "headers_too_large",
-                f"the request line and headers are over the proxy's limit of "
-                f"{self.config.max_header_bytes} bytes; not forwarded",
-            )
-        try:
-            body = b"" if refusal else await self._read_body(receive)
-        except BodyTooLarge:
-            body = b""
-            refusal = proxy_error(
-                413,
-                "request_too_large",
-                f"the request body is over the proxy's limit of {self.config.max_request_bytes} "
-                "bytes (--max-request-bytes); not forwarded",
-            )
-        except ClientLeft:
-            body, left = b"", True
-        if refusal is None and (method == "CONNECT" or target is None):
-            refusal = proxy_error(
-                400,
-                "not_forwarded",
-                f"the proxy forwards only to {self._base}; {path!r} is not a path there",
-            )
-        exchange = Exchange(
-            method, path, str(target or self._base), dict(forwarded), body, started_at, started
-        )
-        tap = self._open_tap(exchange)
-        elapsed = Stopwatch()
-        if left:
-            message = "the client disconnected before sending its whole request; not forwarded"
-            tap.put(Note(message))
-            tap.put(TransportError(message, elapsed()))
-            tap.put(TapEnd(elapsed(), 0))
-        elif refusal is not None:
-            await self._refuse(send, tap, refusal, elapsed)
-        else:
-            await self._forward(exchange, forwarded, tap, receive, send, elapsed)
-        return tap
-
-    def _open_tap(self, exchange: Exchange) -> Tap:
-        tap = Tap(exchange)
-        try:
-            self._loop.call_soon_threadsafe(self._sink, tap)
-        except RuntimeError:  # the consumer's loop is closed: nobody is watching
-            tap.abandoned = True
-        return tap
-
-    def _target(self, path: str) -> httpx.URL | None:
-        """The upstream URL for a request target, or None unless it is a plain path
-        (an absolute-form or authority-form target would name another host)."""
-        if not path.startswith("/"):
-            return None
-        try:
-            url = httpx.URL(self._base + path)
-        except httpx.InvalidURL:
-            return None
-        same = (url.scheme, url.host, url.port) == (
-            self.upstream.scheme,
-            self.upstream.host,
-            self.upstream.port,
-        )
-        return url if same else None
-
-    async def _read_body(self, receive: Receive) -> bytes:
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise ClientLeft
-            body += message.get("body", b"")
-            if len(body) > self.config.max_request_bytes:
-                raise BodyTooLarge
-            if not message.get("more_body", False):
-                return bytes(body)
-
-    async def _refuse(
-        self, send: Send, tap: Tap, refusal: tuple[int, bytes], elapsed: Stopwatch
-    ) -> None:
-        status, payload = refusal
-        message = json.loads(payload)["error"]["message"]
-        tap.put(Note(f"refused with {status}: {message}"))
-        tap.put(TransportError(message, elapsed()))
-        await send_json(send, status, payload)
-        tap.put(TapEnd(elapsed(), len(payload)))
-
-    async def _forward(
-        self,
-        exchange: Exchange,
-        headers: list[tuple[str, str]],
-        tap: Tap,
-        receive: Receive,
-        send: Send,
-        elapsed: Stopwatch,
-    ) -> None:
-        request = httpx.Request(
-            exchange.method, exchange.url, headers=headers, content=exchange.body
-        )
-        try:
-            response = await self._client.send(request, stream=True)
-        except (httpx.HTTPError, OSError) as exc:
-            await self._unreachable(exchange, exc, tap, send, elapsed)
-            return
-        relay = Relay(response, send, tap, elapsed, self.config.idle_timeout, exchange)
-        try:
-            await relay.run(receive)
-        finally:
-            await response.aclose()
-            tap.put(TapEnd(elapsed(), relay.forwarded))
-
-    async def _unreachable(
-        self, exchange: Exchange, exc: Exception, tap: Tap, send: Send, elapsed: Stopwatch
-    ) -> None:
-        redactor = Redactor(secrets_in(exchange.url, exchange.headers))
-        why = redactor.text(describe_transport_error(exc, upstream_request(exchange, self.config)))
-        status, payload = proxy_error(
-            502, "upstream_unreachable", f"toolstream-tui proxy: upstream unreachable: {why}"
-        )
-        tap.put(TransportError(why, elapsed()))
-        tap.put(Note("the client got a 502 from the proxy"))
-        await send_json(send, status, payload)
-        tap.put(TapEnd(elapsed(), len(payload)))
-
-
-def upstream_request(exchange: Exchange, config: ProxyConfig) -> HttpRequest:
-    """The request as the HTTP source describes one (for its error messages)."""
-    return HttpRequest(
-        url=exchange.url,
-        method=exchange.method,
-        headers=exchange.headers,
-        timeout=config.connect_timeout,
-    )
-
-
-async def send_json(send: Send, status: int, payload: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload, "more_body": False})
-
-
-class Relay:
-    """Streams one upstream response to the client, read by read, while watching for
-    the client to leave; each read goes on the tap after it was sent on."""
-
-    def __init__(
-        self,
-        response: httpx.Response,
-        send: Send,
-        tap: Tap,
-        elapsed: Stopwatch,
-        idle_timeout: float | None,
-        exchange: Exchange,
-    ) -> None:
-        self.response = response
-        self.send = send
-        self.tap = tap
-        self.elapsed = elapsed
-        self.idle_timeout = idle_timeout
-        self.exchange = exchange
-        self.forwarded = 0
-        self.complete = False
-
-    async def run(self, receive: Receive) -> None:
-        copying = asyncio.ensure_future(self._copy())
-        watching = asyncio.ensure_future(self._client_left(receive))
-        done, _ = await asyncio.wait({copying, watching}, return_when=asyncio.FIRST_COMPLETED)
-        if copying in done:
-            watching.cancel()
-            copying.result()
-            return
-        copying.cancel()
-        await asyncio.gather(copying, return_exceptions=True)
-        message = (
-            f"the client disconnected after {self.forwarded} bytes; "
-            "the proxy closed the upstream request"
-        )
-        self.tap.put(Note(message))
-        self.tap.put(TransportError(message, self.elapsed()))
-
-    async def _client_left(self, receive: Receive) -> None:
-        """Returns when the client is gone (uvicorn also says so once the response is
-        complete, which `_copy` has then already seen)."""
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        if self.complete:
-            await asyncio.Event().wait()  # the response ended normally: wait to be cancelled
-
-    async def _copy(self) -> None:
-        response = self.response
-        head = [
-            (name.decode("latin-1"), value.decode("latin-1"))
-            for name, value in response.headers.raw
-        ]
-        head = [(name.lower(), value) for name, value in head]
-        self.tap.put(
-            ResponseHead(
-                status=response.status_code,
-                content_type=response.headers.get("content-type", ""),
-                reason=response.reason_phrase,
-                headers=dict(response.headers),
-                t=self.elapsed(),
-            )
-        )
-        await self.send(
-            {
-                "type": "http.response.start",
-                "status": response.status_code,
-                "headers": [
-                    (name.encode("latin-1"), value.encode("latin-1"))
-                    for name, value in end_to_end(head, frozenset())
-                ],
-            }
-        )
-        try:
-            async for chunk in response.aiter_raw():
-                t = self.elapsed()
-                await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
-                self.forwarded += len(chunk)
-                self.tap.put(BodyChunk(chunk, t))
-                # Reads already buffered come without a pause: yield once, so a client
-                # that left is noticed before the next write rather than after many.
-                await asyncio.sleep(0)
-        except (httpx.HTTPError, OSError) as exc:
-            # Returning without completing the response makes uvicorn close the
-            # connection: the client sees the same cut the proxy saw.
-            self.tap.put(TransportError(self._describe(exc), self.elapsed()))
-            return
-        self.complete = True
-        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    def _describe(self, exc: Exception) -> str:
-        if isinstance(exc, httpx.ReadTimeout) and self.idle_timeout is not None:
-            return (
-                f"no data from upstream for {self.idle_timeout:g} s (--idle-timeout); "
-                "the proxy cut the stream"
-            )
-        redactor = Redactor(secrets_in(self.exchange.url, self.exchange.headers))
-        return redactor.text(
-            describe_transport_error(exc, HttpRequest(url=self.exchange.url, timeout=0))
-        )
-
-
-# -- the server --------------------------------------------------------------------
-
-
-class _Quiet(logging.Filter):
-    """Drops the line uvicorn writes when the proxy cuts a client on purpose."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != DELIBERATE_CUT
-
-
-class _OneLine(logging.Formatter):
-    """uvicorn's messages as one line each, never with a traceback."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return f"toolstream-tui proxy: {record.getMessage()}"
-
-
-def quiet_uvicorn_logging() -> None:
-    logger = logging.getLogger("uvicorn")
-    if any(isinstance(f, _Quiet) for f in logger.filters):
-        return
-    handler = logging.StreamHandler()
-    handler.setFormatter(_OneLine())
-    handler.addFilter(_Quiet())
-    logger.addFilter(_Quiet())
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
-    logger.propagate = False
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -546,98 +202,112 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 class ProxyServer:
-    """Serves `ProxyApp` with uvicorn on a thread of its own. Each request's tap is
-    handed to `sink`, called on `loop` (the consumer's event loop)."""
-
-    _ids = itertools.count(1)
+    """Binds the listening socket, starts the forwarding process on it, and hands
+    each request's `Tap` to `sink`, called on `loop` (the consumer's event loop)."""
 
     def __init__(self, config: ProxyConfig, sink: TapSink, loop: asyncio.AbstractEventLoop) -> None:
         parse_upstream(config.upstream)
         self.config = config
         self._sink = sink
         self._loop = loop
-        self._sock: socket.socket | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._app: ProxyApp | None = None
+        self._port: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._taps: dict[int, Tap] = {}
+        self._stopping = False
         self.failure: str | None = None
 
     @property
     def port(self) -> int:
-        if self._sock is None:
+        if self._port is None:
             raise RuntimeError("ProxyServer is not started")
-        return self._sock.getsockname()[1]
+        return self._port
 
     @property
     def url(self) -> str:
         return http_url(self.config.host, self.port)
 
     def start(self) -> ProxyServer:
-        """Bind (raises OSError), then serve in the background: connections made from
-        here on are queued by the kernel until uvicorn accepts them."""
-        quiet_uvicorn_logging()
-        self._sock = bind(self.config.host, self.config.port)
-        self._server = uvicorn.Server(self._uvicorn_config())
-        self._thread = threading.Thread(
-            target=self._run, name=f"toolstream-proxy-{next(self._ids)}", daemon=True
-        )
-        self._thread.start()
+        """Bind (raises OSError), then start forwarding: connections made from here
+        on are queued by the kernel until the forwarder accepts them. Callable from
+        any thread."""
+        sock = bind(self.config.host, self.config.port)
+        self._port = sock.getsockname()[1]
+        read_fd, write_fd = os.pipe()
+        command = [
+            sys.executable,
+            "-m",
+            "toolstream_tui.sources.forwarder",
+            "--listen-fd",
+            str(sock.fileno()),
+            "--tap-fd",
+            str(write_fd),
+            "--config",
+            json.dumps(asdict(self.config)),
+        ]
+        try:
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,  # closed when this process ends: the forwarder stops
+                pass_fds=(sock.fileno(), write_fd),
+                start_new_session=True,  # a Ctrl-C reaches us; we stop the forwarder
+            )
+        finally:
+            os.close(write_fd)
+            sock.close()
+        self._loop.call_soon_threadsafe(self._start_reading, read_fd)
         return self
 
-    def _uvicorn_config(self) -> uvicorn.Config:
-        config = self.config
-        return uvicorn.Config(
-            self._dispatch,
-            http="h11",
-            interface="asgi3",
-            ws="none",
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            server_header=False,  # the client sees upstream's headers, not ours
-            date_header=False,
-            proxy_headers=False,
-            h11_max_incomplete_event_size=config.max_header_bytes,
-            limit_concurrency=MAX_CONNECTIONS,
-            timeout_graceful_shutdown=config.shutdown_grace,
-        )
+    def _start_reading(self, read_fd: int) -> None:
+        self._loop.create_task(self._read(read_fd))
 
-    async def _dispatch(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        """The ASGI entry point; the app itself is made on the server's loop, with
-        the httpx client it uses."""
-        assert self._app is not None
-        await self._app(scope, receive, send)
-
-    def _run(self) -> None:
+    async def _read(self, read_fd: int) -> None:
+        reader = FrameReader(self._on_item)
+        pipe = open(read_fd, "rb", buffering=0)  # noqa: SIM115 - the transport closes it
+        transport, _ = await self._loop.connect_read_pipe(lambda: reader, pipe)
         try:
-            asyncio.run(self._serve())
-        except BaseException as exc:  # reported by the caller, never as a traceback
-            self.failure = f"{type(exc).__name__}: {exc}"
+            await reader.closed
+        finally:
+            transport.close()
+        for tap in self._taps.values():  # the forwarder is gone: what it left open ends
+            tap.put(TransportError(FORWARDER_GONE, 0.0))
+            tap.put(TapEnd(0.0, 0))
+        self._taps.clear()
 
-    async def _serve(self) -> None:
-        config = self.config
-        timeout = httpx.Timeout(
-            connect=config.connect_timeout,
-            read=config.idle_timeout,
-            write=config.connect_timeout,
-            pool=None,
-        )
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
-        async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
-            self._app = ProxyApp(config, client, self._loop, self._sink)
-            assert self._server is not None and self._sock is not None
-            await self._server.serve(sockets=[self._sock])
+    def _on_item(self, request_id: int, item: TapItem | Exchange) -> None:
+        if isinstance(item, Exchange):
+            tap = self._taps[request_id] = Tap(item)
+            self._sink(tap)
+            return
+        tap = self._taps.get(request_id)
+        if tap is None:
+            return
+        tap.put(item)
+        if isinstance(item, TapEnd):
+            del self._taps[request_id]
 
     def stop(self, force: bool = False) -> None:
-        """Ask the server to stop: it stops accepting, then waits up to the grace
-        period for streaming requests (at once with `force`)."""
-        if self._server is not None:
-            self._server.should_exit = True
-            self._server.force_exit = self._server.force_exit or force
+        """Ask the forwarder to stop: it stops accepting, then waits up to the grace
+        period for streaming requests (at once with `force`, or on a second call)."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+            if force or self._stopping:
+                process.send_signal(signal.SIGINT)
+        self._stopping = True
 
     def join(self, timeout: float | None = None) -> bool:
-        """Wait for the server thread; True when it has ended."""
-        if self._thread is None:
+        """Wait for the forwarding process; True when it has ended."""
+        process = self._process
+        if process is None:
             return True
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        try:
+            code = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        if process.stdin is not None:
+            process.stdin.close()
+        if code != 0 and not self._stopping:
+            self.failure = f"the forwarding process exited with status {code}"
+        return True
