@@ -23,8 +23,17 @@ from toolstream_stubs.faults import cut_offset
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy_log import NOT_JSON, Change, RequestRecord, model_of
 from toolstream_tui.sources import Limits, pump
+from toolstream_tui.sources.base import BodyChunk, ResponseHead, TransportError
 from toolstream_tui.sources.forwarder import HOP_BY_HOP
-from toolstream_tui.sources.proxy import is_loopback, parse_upstream
+from toolstream_tui.sources.proxy import (
+    Exchange,
+    FrameReader,
+    Note,
+    TapEnd,
+    frame,
+    is_loopback,
+    parse_upstream,
+)
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
 
@@ -450,6 +459,30 @@ def test_a_recording_replays_to_the_same_report(
         key: value for key, value in {**untimed(live), "source": None}.items() if key in replayed
     }
     assert_close_timing(replayed["timing"], live["timing"])
+
+
+# -- the pipe from the forwarding process -------------------------------------------
+
+
+async def test_frames_come_back_whole_however_the_pipe_cuts_them() -> None:
+    items = [
+        (1, Exchange("POST", "/v1/x", "http://h/v1/x", {"a": "b"}, b"{}", 1.5, 2.5)),
+        (1, ResponseHead(200, "text/event-stream", headers={"x": "y"}, t=0.01)),
+        (1, BodyChunk(b"data: \xe4\xb8\xad\n\n", 0.25)),
+        (2, BodyChunk(b"", 0.0)),
+        (1, Note("a note")),
+        (2, TransportError("reset", 0.5)),
+        (1, TapEnd(0.75, 12)),
+    ]
+    wire = b"".join(frame(request_id, item) for request_id, item in items)
+    for step in (1, 2, 5, 17, len(wire)):
+        received: list[tuple[int, Any]] = []
+        reader = FrameReader(
+            lambda request_id, item, kept=received: kept.append((request_id, item))
+        )
+        for start in range(0, len(wire), step):
+            reader.data_received(wire[start : start + step])
+        assert received == items, step
 
 
 # -- arguments -----------------------------------------------------------------------

@@ -434,15 +434,29 @@ class FrameWriter:
 
     def _write(self) -> None:
         with open(self._fd, "wb", buffering=0, closefd=True) as pipe:
-            while (data := self._queue.get()) is not None:
+            while (batch := self._take()) is not None:
                 try:
-                    view = memoryview(data)
+                    view = memoryview(batch)
                     while view:
                         view = view[pipe.write(view) or 0 :]
                 except OSError:  # the watching process is gone: keep forwarding, unwatched
                     while self._queue.get() is not None:
                         pass
                     return
+
+    def _take(self) -> bytes | None:
+        """Every frame queued by now, as one write (None once closed)."""
+        first = self._queue.get()
+        if first is None:
+            return None
+        frames = [first]
+        while not self._queue.empty():
+            data = self._queue.get()
+            if data is None:
+                self._queue.put(None)
+                break
+            frames.append(data)
+        return b"".join(frames)
 
     def close(self, timeout: float) -> None:
         """Write what is queued, then stop."""

@@ -13,6 +13,7 @@ import os
 import pickle
 import signal
 import socket
+import struct
 import subprocess
 import sys
 from collections import deque
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import httpx
 
-from .base import SourceItem, TransportError
+from .base import BodyChunk, SourceItem, TransportError
 
 FORWARDER_GONE = "the proxy's forwarding process ended before the response did"
 DEFAULT_HOST = "127.0.0.1"
@@ -30,7 +31,9 @@ MAX_REQUEST_BYTES = 64 << 20  # a request with a few images inlined as base64 fi
 MAX_HEADER_BYTES = 64 << 10  # the request line and headers together
 SHUTDOWN_GRACE_S = 5  # requests still streaming at shutdown get this long to end
 CONNECT_TIMEOUT_S = 60.0
-FRAME_HEAD = 4  # bytes of length before each frame
+FRAME_LENGTH = struct.Struct(">I")  # the size of the rest of a frame
+CHUNK_HEAD = struct.Struct(">IcId")  # length, kind, request id, arrival time
+CHUNK_KIND, PICKLE_KIND = b"b", b"p"
 
 
 class UpstreamError(ValueError):
@@ -151,10 +154,14 @@ TapSink = Callable[[Tap], None]
 
 
 def frame(request_id: int, item: TapItem | Exchange) -> bytes:
-    """One item on the pipe from the forwarding process: a length, then the pickle.
-    Only ever read back by the process that started the forwarder."""
+    """One item on the pipe from the forwarding process: its length, its kind, then
+    a body read as it came (the common case, kept cheap) or any other item as a
+    pickle. Only ever read back by the process that started the forwarder."""
+    if type(item) is BodyChunk:
+        size = CHUNK_HEAD.size - FRAME_LENGTH.size + len(item.data)
+        return CHUNK_HEAD.pack(size, CHUNK_KIND, request_id, item.t) + item.data
     payload = pickle.dumps((request_id, item), protocol=pickle.HIGHEST_PROTOCOL)
-    return len(payload).to_bytes(FRAME_HEAD, "big") + payload
+    return FRAME_LENGTH.pack(len(payload) + 1) + PICKLE_KIND + payload
 
 
 class FrameReader(asyncio.Protocol):
@@ -170,17 +177,26 @@ class FrameReader(asyncio.Protocol):
         buffer = self._buffer
         buffer += data
         offset = self._offset
-        while len(buffer) - offset >= FRAME_HEAD:
-            size = int.from_bytes(buffer[offset : offset + FRAME_HEAD], "big")
-            end = offset + FRAME_HEAD + size
+        while len(buffer) - offset >= FRAME_LENGTH.size:
+            (size,) = FRAME_LENGTH.unpack_from(buffer, offset)
+            end = offset + FRAME_LENGTH.size + size
             if len(buffer) < end:
                 break
-            self._on_item(*pickle.loads(buffer[offset + FRAME_HEAD : end]))
+            self._on_item(*self._item(buffer, offset, end))
             offset = end
         if offset > len(buffer) // 2:  # keep the buffer from growing by its consumed head
             del buffer[:offset]
             offset = 0
         self._offset = offset
+
+    @staticmethod
+    def _item(buffer: bytearray, offset: int, end: int) -> tuple[int, TapItem | Exchange]:
+        kind = buffer[offset + FRAME_LENGTH.size : offset + FRAME_LENGTH.size + 1]
+        if kind == CHUNK_KIND:
+            _, _, request_id, t = CHUNK_HEAD.unpack_from(buffer, offset)
+            return request_id, BodyChunk(bytes(buffer[offset + CHUNK_HEAD.size : end]), t)
+        request_id, item = pickle.loads(buffer[offset + FRAME_LENGTH.size + 1 : end])
+        return request_id, item
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
