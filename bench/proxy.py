@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -35,6 +35,8 @@ import uvicorn
 from toolstream_tui.sources.proxy import bind
 
 HERE = Path(__file__).resolve()
+# Agents send a key; the proxy must keep it out of what it shows, on every read.
+AUTHORIZATION = {"Authorization": "Bearer sk-proj-" + "Bench0Key1" * 16}
 WRITE_SIZE = 64 * 1024
 LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_S = 60.0
@@ -51,6 +53,7 @@ class Plan:
 
 FULL = Plan(streams=64, events=150, interval_ms=20, bulk_argument_bytes=300_000, repeat=3)
 QUICK = Plan(streams=4, events=10, interval_ms=5, bulk_argument_bytes=5_000, repeat=1)
+WARM_UP = Plan(streams=2, events=3, interval_ms=1, bulk_argument_bytes=0, repeat=1)
 
 
 # -- the upstream (its own process) ---------------------------------------------------
@@ -138,7 +141,8 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 async def read_paced(http: httpx.AsyncClient, url: str, latencies: list[float]) -> None:
     buffer = b""
-    async with http.stream("POST", url, content=b'{"model": "bench", "stream": true}') as response:
+    body = b'{"model": "bench", "stream": true}'
+    async with http.stream("POST", url, content=body, headers=AUTHORIZATION) as response:
         async for chunk in response.aiter_raw():
             now = time.monotonic_ns()
             buffer += chunk
@@ -172,7 +176,9 @@ async def bulk_seconds(base: str) -> tuple[float, int]:
     async with httpx.AsyncClient(timeout=120, trust_env=False) as http:
         start_t = time.perf_counter()
         size = 0
-        async with http.stream("POST", f"{base}/bulk", content=b"{}") as response:
+        async with http.stream(
+            "POST", f"{base}/bulk", content=b"{}", headers=AUTHORIZATION
+        ) as response:
             async for chunk in response.aiter_raw():
                 size += len(chunk)
         return time.perf_counter() - start_t, size
@@ -192,6 +198,17 @@ def figures(latencies: list[float]) -> LatencyFigures:
     return LatencyFigures(len(ordered), statistics.median(ordered), p99, ordered[-1])
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU of a process and its children so far (Linux: /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(int(child)) or 0.0 for child in children)
+
+
 def load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -207,7 +224,13 @@ def measure(plan: Plan) -> dict[str, Any]:
         proxy_url = LISTENING.search(line).group(1)  # type: ignore[union-attr]
         try:
             for name, base in (("direct", upstream_url), ("proxied", proxy_url)):
-                results[name] = asdict(figures(asyncio.run(paced_latencies(base, plan))))
+                asyncio.run(paced_latencies(base, WARM_UP))  # connections made, code loaded
+                before = cpu_seconds(proxy.pid)
+                latencies = asyncio.run(paced_latencies(base, plan))
+                results[name] = asdict(figures(latencies))
+                after = cpu_seconds(proxy.pid)
+                if name == "proxied" and before is not None and after is not None:
+                    results["proxy_cpu_us_per_event"] = (after - before) / len(latencies) * 1e6
                 runs = [asyncio.run(bulk_seconds(base)) for _ in range(plan.repeat)]
                 assert all(size == bulk_size for _, size in runs), (runs, bulk_size)
                 results[f"{name}_bulk_seconds"] = min(seconds for seconds, _ in runs)
@@ -239,6 +262,11 @@ def report(results: dict[str, Any]) -> str:
         f"  added by the proxy: median {results['added_median_ms']:+.3f} ms, "
         f"max through the proxy {results['proxied']['max_ms']:.3f} ms"
     )
+    if "proxy_cpu_us_per_event" in results:
+        lines.append(
+            f"  CPU of the proxy (both processes): {results['proxy_cpu_us_per_event']:.0f} us "
+            "per event"
+        )
     mb = results["bulk_bytes"] / 1e6
     direct, proxied = results["direct_bulk_seconds"], results["proxied_bulk_seconds"]
     lines += [
@@ -253,6 +281,10 @@ def report(results: dict[str, Any]) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench/proxy.py", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tiny run (a few seconds)")
+    parser.add_argument("--streams", type=int, help=f"streams at once (default {FULL.streams})")
+    parser.add_argument(
+        "--interval-ms", type=float, help=f"between events (default {FULL.interval_ms:g})"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--serve-upstream", metavar="BULK_BYTES", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -263,7 +295,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.serve_upstream is not None:
         serve_upstream(int(args.serve_upstream))
         return 0
-    results = measure(QUICK if args.quick else FULL)
+    plan = QUICK if args.quick else FULL
+    if args.streams is not None:
+        plan = replace(plan, streams=args.streams)
+    if args.interval_ms is not None:
+        plan = replace(plan, interval_ms=args.interval_ms)
+    results = measure(plan)
     print(report(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -5,17 +5,16 @@ read, bytes untouched.
 It runs in a process of its own (started by `proxy.ProxyServer`), so nothing the
 watching side does (parse a huge stream, draw a screen, stall, crash) can take
 CPU, the GIL or time from a client's stream. Each request's items go to the
-watching process as frames on a pipe, written by a thread of their own: the
-forwarder only ever appends to a queue."""
+watching process as frames on a pipe that never makes the forwarder wait."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
-import queue
 import signal
 import socket
 import sys
@@ -42,6 +41,8 @@ from .proxy import (
 from .secrets import Redactor, secrets_in
 
 MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
+FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
+FLUSH_POLL_S = 0.01
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -419,59 +420,48 @@ def quiet_uvicorn_logging() -> None:
     logger.propagate = False
 
 
-class FrameWriter:
-    """Writes frames to the watching process from a thread of its own, so a slow
-    reader only ever blocks this thread. `put` appends to a queue and never waits."""
+class PipeFeed(asyncio.Protocol):
+    """Frames to the watching process down a pipe, written by the forwarder's own
+    loop: a write never waits (asyncio keeps what the pipe cannot take yet), and
+    once the watching process is gone, nothing more is written."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._write, name="toolstream-taps", daemon=True)
-        self._thread.start()
+    def __init__(self) -> None:
+        self.transport: asyncio.WriteTransport | None = None
+        self.gone = False
+
+    async def open(self, fd: int) -> None:
+        pipe = open(fd, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
+        loop = asyncio.get_running_loop()
+        self.transport, _ = await loop.connect_write_pipe(lambda: self, pipe)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.gone = True
 
     def put(self, request_id: int, item: TapItem | Exchange) -> None:
-        self._queue.put(frame(request_id, item))
+        if self.transport is not None and not self.gone:
+            self.transport.write(frame(request_id, item))
 
-    def _write(self) -> None:
-        with open(self._fd, "wb", buffering=0, closefd=True) as pipe:
-            while (batch := self._take()) is not None:
-                try:
-                    view = memoryview(batch)
-                    while view:
-                        view = view[pipe.write(view) or 0 :]
-                except OSError:  # the watching process is gone: keep forwarding, unwatched
-                    while self._queue.get() is not None:
-                        pass
-                    return
-
-    def _take(self) -> bytes | None:
-        """Every frame queued by now, as one write (None once closed)."""
-        first = self._queue.get()
-        if first is None:
-            return None
-        frames = [first]
-        while not self._queue.empty():
-            data = self._queue.get()
-            if data is None:
-                self._queue.put(None)
-                break
-            frames.append(data)
-        return b"".join(frames)
-
-    def close(self, timeout: float) -> None:
-        """Write what is queued, then stop."""
-        self._queue.put(None)
-        self._thread.join(timeout)
+    async def flush(self, timeout: float) -> None:
+        """Until what is kept has been written (or the reader is gone, or `timeout`)."""
+        transport = self.transport
+        if transport is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while not self.gone and transport.get_write_buffer_size():
+                    await asyncio.sleep(FLUSH_POLL_S)
+        transport.close()
 
 
 class Forwarder:
     """uvicorn serving `ProxyApp` on the given socket, on a thread of its own; the
     main thread waits for a signal, or for the watching process to go away."""
 
-    def __init__(self, config: ProxyConfig, sock: socket.socket, feed: Feed) -> None:
+    def __init__(self, config: ProxyConfig, sock: socket.socket, tap_fd: int) -> None:
         self.config = config
         self.sock = sock
-        self.feed = feed
+        self.tap_fd = tap_fd
+        self.feed = PipeFeed()
         self.server = uvicorn.Server(self._uvicorn_config())
         self.app: ProxyApp | None = None
 
@@ -508,9 +498,13 @@ class Forwarder:
             pool=None,
         )
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
-        async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
-            self.app = ProxyApp(config, client, self.feed)
-            await self.server.serve(sockets=[self.sock])
+        await self.feed.open(self.tap_fd)
+        try:
+            async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
+                self.app = ProxyApp(config, client, self.feed.put)
+                await self.server.serve(sockets=[self.sock])
+        finally:
+            await self.feed.flush(FLUSH_TIMEOUT_S)
 
     def run(self) -> None:
         """Serve until SIGTERM or SIGINT (a second one stops at once) or until the
@@ -544,17 +538,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_uvicorn_logging()
     config = ProxyConfig(**json.loads(args.config))
     sock = socket.socket(fileno=args.listen_fd)
-    writer = FrameWriter(args.tap_fd)
     try:
-        Forwarder(config, sock, writer.put).run()
+        Forwarder(config, sock, args.tap_fd).run()
     except Exception as exc:  # one line, never a traceback
         print(
             f"toolstream-tui proxy: the forwarder failed: {type(exc).__name__}: {exc}",
             file=sys.stderr,
         )
         return 1
-    finally:
-        writer.close(timeout=10)
     return 0
 
 
