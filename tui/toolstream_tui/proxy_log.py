@@ -3,8 +3,8 @@
 `ProxyLog.take` is given each request's `Tap` on the consumer's event loop; a task
 drains the tap into the request's own `StreamSession` (decoded, secrets redacted,
 recorded when asked) and tells every listener what changed. Nothing here imports
-Textual, and nothing here can slow the forwarding: the forwarder only ever puts on
-the tap."""
+Textual, and nothing here can slow the forwarding, which runs in a process of its
+own."""
 
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ from .sources.recording import Recorder, recorded
 from .sources.secrets import Redactor, secrets_in
 
 DEFAULT_KEEP = 200
-TAP_POLL_S = 0.005  # how often open taps are looked at: the forwarder never wakes us
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
 
@@ -153,8 +152,6 @@ class ProxyLog:
         self._finished: deque[int] = deque()
         self._listeners: list[Listener] = []
         self._tasks: set[asyncio.Task[None]] = set()
-        self._open_taps: dict[Tap, asyncio.Event] = {}
-        self._watcher: asyncio.Task[None] | None = None
         self._next_id = 1
         self._warn = warn
         self._listener_failed = False
@@ -187,21 +184,9 @@ class ProxyLog:
         self._next_id += 1
         self.records[record.id] = record
         self._notify(record, Change.ADDED)
-        ready = self._open_taps[tap] = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(self._consume(record, tap, ready, sent, redactor))
+        task = asyncio.get_running_loop().create_task(self._consume(record, tap, sent, redactor))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        if self._watcher is None or self._watcher.done():
-            self._watcher = loop.create_task(self._watch_taps())
-
-    async def _watch_taps(self) -> None:
-        """While requests are open, wake the readers of the taps with items pending."""
-        while self._open_taps:
-            await asyncio.sleep(TAP_POLL_S)
-            for tap, ready in self._open_taps.items():
-                if tap.pending:
-                    ready.set()
 
     async def wait_idle(self) -> None:
         """Until every request taken so far is over."""
@@ -217,24 +202,22 @@ class ProxyLog:
         self,
         record: RequestRecord,
         tap: Tap,
-        ready: asyncio.Event,
         sent: RequestSent,
         redactor: Redactor,
     ) -> None:
         try:
             try:
-                items = self._items(record, tap.items(ready), sent, redactor)
+                items = self._items(record, tap.items(), sent, redactor)
                 await pump(items, record.session, lambda events: self._changed(record, events))
             except Exception as exc:  # the core or a recording failed: the client never notices
                 self._end_session(record, f"the proxy could not read this response: {exc}")
             if record.duration is None:  # the core stopped first: the request goes on
-                async for item in tap.items(ready):
+                async for item in tap.items():
                     self._side_note(record, item, redactor)
         except asyncio.CancelledError:
             tap.abandoned = True
             self._end_session(record, STOPPED)
         finally:
-            self._open_taps.pop(tap, None)
             record.over = True
             self.finished_count += 1
             self._notify(record, Change.FINISHED)

@@ -120,17 +120,18 @@ class ProxyApp:
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        tap: Outlet | None = None
+        tap = Outlet(next(self._ids), self._feed)
         try:
-            tap = await self._handle(scope, receive, send)
+            await self._handle(scope, receive, send, tap)
         except Exception as exc:  # a bug of ours must not reach the client as a traceback
-            if tap is not None:
-                tap.put(TransportError(f"proxy failure: {type(exc).__name__}: {exc}", 0.0))
-            logging.getLogger("uvicorn.error").warning(
-                "proxy failure on a request: %s: %s", type(exc).__name__, exc
-            )
+            why = f"proxy failure: {type(exc).__name__}: {exc}"
+            tap.put(TransportError(why, 0.0))  # ignored once the request has ended
+            tap.put(TapEnd(0.0, 0))
+            logging.getLogger("uvicorn.error").warning("%s", why)
 
-    async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> Outlet:
+    async def _handle(
+        self, scope: dict[str, Any], receive: Receive, send: Send, tap: Outlet
+    ) -> None:
         method: str = scope["method"]
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         query: bytes = scope.get("query_string", b"")
@@ -174,7 +175,6 @@ class ProxyApp:
         exchange = Exchange(
             method, path, str(target or self._base), dict(forwarded), body, started_at, started
         )
-        tap = Outlet(next(self._ids), self._feed)
         tap.put(exchange)
         elapsed = Stopwatch()
         if left:
@@ -186,7 +186,6 @@ class ProxyApp:
             await self._refuse(send, tap, refusal, elapsed)
         else:
             await self._forward(exchange, forwarded, tap, receive, send, elapsed)
-        return tap
 
     def _target(self, path: str) -> httpx.URL | None:
         """The upstream URL for a request target, or None unless it is a plain path
@@ -338,10 +337,9 @@ class Relay:
     async def _copy(self) -> None:
         response = self.response
         head = [
-            (name.decode("latin-1"), value.decode("latin-1"))
+            (name.decode("latin-1").lower(), value.decode("latin-1"))
             for name, value in response.headers.raw
         ]
-        head = [(name.lower(), value) for name, value in head]
         self.tap.put(
             ResponseHead(
                 status=response.status_code,

@@ -115,16 +115,16 @@ TapItem = SourceItem | Note | TapEnd
 
 
 class Tap:
-    """One request's copy of what the forwarder saw. `put` only appends to a deque:
-    no lock, no system call, no wake-up of another thread, so it costs the
-    forwarder next to nothing and can neither wait nor fail. The consumer looks
-    for pending items on a timer of its own (see `ProxyLog`); one that is gone or
+    """One request's items as the forwarding process sent them, for a consumer on
+    this process's loop: `put` (called there, by the pipe's reader) only appends and
+    wakes the reader; it can neither wait nor fail, and a consumer that is gone or
     has abandoned the tap only means nobody is watching."""
 
     def __init__(self, exchange: Exchange) -> None:
         self.exchange = exchange
         self.pending: deque[TapItem] = deque()
         self.abandoned = False  # set by the consumer when it stops reading
+        self._ready = asyncio.Event()
         self._ended = False
 
     def put(self, item: TapItem) -> None:
@@ -132,25 +132,24 @@ class Tap:
             return
         self._ended = isinstance(item, TapEnd)
         self.pending.append(item)
+        self._ready.set()
 
-    async def items(self, ready: asyncio.Event) -> AsyncIterator[TapItem]:
-        """What the forwarder put, in order, up to and including the `TapEnd`;
-        waits on `ready`, which the consumer sets when it sees items pending."""
+    async def items(self) -> AsyncIterator[TapItem]:
+        """What the forwarder put, in order, up to and including the `TapEnd`."""
         while True:
             while self.pending:
                 item = self.pending.popleft()
                 yield item
                 if isinstance(item, TapEnd):
                     return
-            ready.clear()
-            if not self.pending:
-                await ready.wait()
+            self._ready.clear()
+            await self._ready.wait()
 
 
 TapSink = Callable[[Tap], None]
 
 
-# -- the ASGI app ------------------------------------------------------------------
+# -- the pipe from the forwarding process ------------------------------------------
 
 
 def frame(request_id: int, item: TapItem | Exchange) -> bytes:
