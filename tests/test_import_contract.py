@@ -30,6 +30,10 @@ print(",".join(loaded))
         "toolstream_tui.sources.replay",
         "toolstream_tui.sources.stub",
         "toolstream_tui.cli",
+        "toolstream_tui.proxy_log",
+        "toolstream_tui.proxying",
+        "toolstream_tui.sources.forwarder",
+        "toolstream_tui.sources.proxy",
     ],
 )
 def test_module_does_not_import_textual(module: str) -> None:
