@@ -1008,7 +1008,7 @@ def test_cli_list_prints_every_scenario(capsys: pytest.CaptureFixture[str]) -> N
     assert cli_main(["--list"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert listed == ALL_SCENARIOS
-    assert len(listed) == 45
+    assert len(listed) == 46
 
 
 def test_cli_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
