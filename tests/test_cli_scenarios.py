@@ -208,6 +208,17 @@ EXPECTED: dict[str, Expected] = {
             (1, "call_json_1", "get_time", {"tz": "Europe/Paris"}),
         ],
     ),
+    "anthropic-json": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [
+            (1, "toolu_json_0", "get_weather", {"city": "Paris"}),
+            (2, "toolu_json_1", "get_time", {"tz": "Europe/Paris"}),
+        ],
+        text="Checking both cities.",
+        dialect="anthropic",
+    ),
     "emoji-split": Expected(
         0,
         "finished",

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_stubs import StubServer
@@ -83,6 +85,35 @@ def test_a_secret_split_across_reads_is_still_redacted(cut: int) -> None:
     chunks: list[SourceItem] = [BodyChunk(body[:at], 0.0), BodyChunk(body[at:], 0.1)]
     data = asyncio.run(collect(chunks, Redactor([SECRET])))
     assert data == f"data: echo {REDACTED} end\n\n".encode()
+
+
+def longest_secret_start(data: bytes, secrets: list[bytes]) -> int:
+    """The definition: the longest tail of `data`, shorter than the secret, that
+    begins some secret."""
+    lengths = [
+        length
+        for secret in secrets
+        for length in range(1, min(len(data), len(secret) - 1) + 1)
+        if secret.startswith(data[-length:])
+    ]
+    return max(lengths, default=0)
+
+
+SMALL_ALPHABET = st.binary(min_size=0, max_size=40).map(lambda b: bytes(c % 4 + 97 for c in b))
+
+
+@given(
+    data=SMALL_ALPHABET,
+    secrets=st.lists(
+        SMALL_ALPHABET.filter(lambda s: len(s) >= 4), min_size=1, max_size=3, unique=True
+    ),
+)
+def test_the_held_back_tail_is_the_longest_that_begins_a_secret(
+    data: bytes, secrets: list[bytes]
+) -> None:
+    redactor = Redactor([secret.decode() for secret in secrets])
+    data = redactor.data(data)  # as `stream` calls it: whole secrets already replaced
+    assert redactor._possible_secret_start(data) == longest_secret_start(data, secrets)
 
 
 def test_nothing_is_held_back_when_no_secret_could_start() -> None:

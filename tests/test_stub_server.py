@@ -837,7 +837,12 @@ def test_event_field_renders_before_data() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [name for name in ANTHROPIC_SCENARIOS if name != "anthropic-no-event-lines"]
+    "name",
+    [
+        name
+        for name in ANTHROPIC_SCENARIOS
+        if name != "anthropic-no-event-lines" and load_scenario(name).is_sse
+    ],
 )
 def test_anthropic_events_are_named_by_their_type(name: str) -> None:
     events = sse_events(load_scenario(name).rendered)
@@ -933,6 +938,7 @@ ANTHROPIC_INPUTS: dict[str, dict[int, str]] = {
     "anthropic-thinking": {2: '{"city":"Oslo"}'},
     "anthropic-max-tokens": {1: '{"city":"San Fra'},
     "anthropic-error": {},
+    "anthropic-json": {},  # not a stream: its inputs arrive whole
     "anthropic-full-input": {},
     "anthropic-truncated": {0: '{"city":"Ber'},
     # index 0 holds two blocks and a stray " " delta after the first block's stop
@@ -1050,7 +1056,7 @@ def test_cli_list_prints_every_scenario(capsys: pytest.CaptureFixture[str]) -> N
     assert cli_main(["--list"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert listed == ALL_SCENARIOS
-    assert len(listed) == 47
+    assert len(listed) == 48
 
 
 def test_cli_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:

@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch LLM tool calls stream in over Server-Sent Events (OpenAI chat "
         "completions, Anthropic Messages or OpenAI Responses, detected). With no source, "
         "watches the embedded stub server's 'demo' scenario. "
-        "'toolstream-tui diff A B' compares two recordings.",
+        "'toolstream-tui diff A B' compares two recordings; 'toolstream-tui proxy --upstream "
+        "URL' watches the requests an agent sends through it.",
     )
     parser.add_argument("--version", action=VersionAction)
     add_source_options(parser)
@@ -140,17 +141,14 @@ def add_display_options(parser: argparse.ArgumentParser) -> None:
         help="start with live previews: streaming lanes show what their arguments parse "
         "to so far (toggle with p)",
     )
-    parser.add_argument(
-        "--stall-threshold",
-        type=number_from(float, 0, above=True),
-        default=STALL_SECONDS,
-        metavar="SECONDS",
-        help="a silence longer than SECONDS is a stall in the timing and the timeline "
-        f"(default: {STALL_SECONDS:g})",
-    )
 
 
-def add_limit_options(parser: argparse.ArgumentParser) -> None:
+IDLE_HELP = "end the stream as truncated after SECONDS without data (default: never)"
+
+
+def add_limit_options(parser: argparse.ArgumentParser, idle_help: str = IDLE_HELP) -> None:
+    """--max-bytes, --max-event-bytes, --idle-timeout and --stall-threshold, shared
+    with `toolstream-tui proxy`."""
     limits = parser.add_argument_group("limits")
     limits.add_argument(
         "--max-bytes",
@@ -168,10 +166,15 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
         f"(default: {MAX_EVENT_BYTES})",
     )
     limits.add_argument(
-        "--idle-timeout",
+        "--idle-timeout", type=number_from(float, 0, above=True), metavar="SECONDS", help=idle_help
+    )
+    limits.add_argument(
+        "--stall-threshold",
         type=number_from(float, 0, above=True),
+        default=STALL_SECONDS,
         metavar="SECONDS",
-        help="end the stream as truncated after SECONDS without data (default: never)",
+        help="a silence longer than SECONDS is a stall in the timing and the timeline "
+        f"(default: {STALL_SECONDS:g})",
     )
 
 
@@ -425,6 +428,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .diffing import main_diff
 
         return main_diff(argv[1:])
+    if argv[:1] == ["proxy"]:
+        from .proxying import main_proxy
+
+        return main_proxy(argv[1:])
     args = build_parser().parse_args(argv)
     args.notice = None
     if args.list_scenarios:

@@ -80,16 +80,17 @@ def report_json(state: StreamState) -> str:
     return printable_json(build_report(state))
 
 
-def printable_json(value: Any) -> str:
-    """Indented JSON with UTF-8 kept readable, but nothing in it can steer or hide
-    from a terminal."""
+def printable_json(value: Any, compact: bool = False) -> str:
+    """Indented JSON (one line with `compact`) with UTF-8 kept readable, but nothing
+    in it can steer or hide from a terminal."""
+    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
     try:
-        text = json.dumps(value, ensure_ascii=False, indent=2)
+        text = json.dumps(value, ensure_ascii=False, **layout)
     except RecursionError:  # arguments nested ~1000 deep: orjson reads them, json needs room
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + DEEP_REPORT_FRAMES)
         try:
-            text = json.dumps(value, ensure_ascii=False, indent=2)
+            text = json.dumps(value, ensure_ascii=False, **layout)
         finally:
             sys.setrecursionlimit(limit)
     return json_inert(text) + "\n"

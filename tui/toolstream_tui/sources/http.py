@@ -94,6 +94,17 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         pending.extend(link for link in (current.__cause__, current.__context__) if link)
 
 
+def redacted_request(request: HttpRequest, redactor: Redactor) -> RequestSent:
+    """The request as recordings and reports keep it: every secret replaced."""
+    body = request.body.decode("utf-8", errors="replace") if request.body else None
+    return RequestSent(
+        method=request.method,
+        url=redactor.url(request.url),
+        headers=redactor.headers(request.headers),
+        body=redactor.text(body) if body is not None else None,
+    )
+
+
 class HttpSource:
     def __init__(self, request: HttpRequest, clock: Clock = monotonic) -> None:
         self.request = request
@@ -105,14 +116,7 @@ class HttpSource:
         return self.redactor.stream(self._items())
 
     def sent(self) -> RequestSent:
-        request, redactor = self.request, self.redactor
-        body = request.body.decode("utf-8", errors="replace") if request.body else None
-        return RequestSent(
-            method=request.method,
-            url=self.label,
-            headers=redactor.headers(request.headers),
-            body=redactor.text(body) if body is not None else None,
-        )
+        return redacted_request(self.request, self.redactor)
 
     async def _items(self) -> AsyncIterator[SourceItem]:
         elapsed = Stopwatch(self._clock)
