@@ -27,7 +27,7 @@ from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
 from .sources.proxy import Note, Tap, TapEnd, TapItem
-from .sources.recording import Recorder, recorded
+from .sources.recording import Recorder, Tape, recorded, taped
 from .sources.secrets import Redactor, secrets_in
 
 DEFAULT_KEEP = 200
@@ -64,6 +64,7 @@ class RequestRecord:
     model: str | None = None
     notes: list[str] = field(default_factory=list)
     recording: Path | None = None
+    tape: Tape | None = None  # what the response carried, when a UI keeps it
     forwarded_bytes: int = 0  # body bytes the client was sent, as upstream sent them
     duration: float | None = None  # seconds from forwarding to the end, once over
     over: bool = False
@@ -139,14 +140,16 @@ class ProxyLog:
         dialect: str | None = None,
         keep: int = DEFAULT_KEEP,
         record_dir: Path | None = None,
-        live: bool = False,
+        tapes: bool = False,
         warn: Warn = warn_on_stderr,
     ) -> None:
+        """`tapes`: keep what each response carried (in a temporary file), for a UI's
+        raw log and repro bundles."""
         self.limits = limits or Limits()
         self.dialect = dialect
         self.keep = keep
         self.record_dir = record_dir
-        self.live = live
+        self.tapes = tapes
         self.records: dict[int, RequestRecord] = {}
         self.finished_count = 0
         self._finished: deque[int] = deque()
@@ -177,7 +180,8 @@ class ProxyLog:
             path=redactor.url(exchange.path),
             started_at=exchange.started_at,
             started=exchange.started,
-            session=self.limits.session(sent.url, self.dialect, live=self.live),
+            session=self.limits.session(sent.url, self.dialect, live=False),
+            tape=Tape(sent.url) if self.tapes else None,
             model=model,
             notes=[] if is_json else [NOT_JSON],
         )
@@ -249,6 +253,8 @@ class ProxyLog:
         """The tap as the core reads it: the request first, the body decoded, every
         secret redacted, recorded when asked."""
         items = redactor.stream(decoded(self._source_items(record, tapped, sent, redactor)))
+        if record.tape is not None:
+            items = taped(items, record.tape)
         recorder = self._recorder(record, sent.url)
         return items if recorder is None else recorded(items, recorder)
 
@@ -292,6 +298,8 @@ class ProxyLog:
         while len(self._finished) > self.keep:
             record = self.records.pop(self._finished.popleft(), None)
             if record is not None:
+                if record.tape is not None:
+                    record.tape.close()
                 self._notify(record, Change.DROPPED)
 
     def _notify(self, record: RequestRecord, change: Change) -> None:

@@ -183,11 +183,9 @@ class HeadlessPrinter:
             self.stop.set()
 
 
-async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
-    """Run the proxy until `stop` is set or a signal arrives, then let the requests
-    still streaming end (within the grace period) and the core catch up."""
-    loop = asyncio.get_running_loop()
-    server = ProxyServer(config, log.take, loop)
+def start_server(config: ProxyConfig, log: ProxyLog) -> ProxyServer | None:
+    """Listen and start forwarding, saying where on stderr (None: cannot listen)."""
+    server = ProxyServer(config, log.take, asyncio.get_running_loop())
     try:
         server.start()
     except OSError as exc:
@@ -195,7 +193,7 @@ async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
             f"{PROG}: cannot listen on {config.host}:{config.port}: {exc.strerror or exc}",
             file=sys.stderr,
         )
-        return EXIT_FAILED
+        return None
     print(
         f"{PROG}: listening on {server.url} (forwarding to {shown_url(config.upstream)})",
         file=sys.stderr,
@@ -206,6 +204,16 @@ async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
             f"this port can send requests to {shown_url(config.upstream)} through it",
             file=sys.stderr,
         )
+    return server
+
+
+async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
+    """Run the proxy until `stop` is set or a signal arrives, then let the requests
+    still streaming end (within the grace period) and the core catch up."""
+    server = start_server(config, log)
+    if server is None:
+        return EXIT_FAILED
+    loop = asyncio.get_running_loop()
 
     def on_signal() -> None:
         server.stop(force=stop.is_set())  # a second signal does not wait for requests
@@ -214,20 +222,26 @@ async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, on_signal)
     try:
-        ended = asyncio.ensure_future(asyncio.to_thread(server.join))
-        stopping = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({ended, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        server.stop()
-        await ended
-        stopping.cancel()
-        try:
-            await asyncio.wait_for(log.wait_idle(), CONSUMER_GRACE_S)
-        except TimeoutError:
-            log.stop()
-            await log.wait_idle()
+        return await serve_until(server, log, stop)
     finally:
         for number in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(number)
+
+
+async def serve_until(server: ProxyServer, log: ProxyLog, stop: asyncio.Event) -> int:
+    """Forward until `stop` is set (or the forwarder ends), then stop and let the
+    core catch up with what is still streaming, within a grace period."""
+    ended = asyncio.ensure_future(asyncio.to_thread(server.join))
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({ended, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    server.stop()
+    await ended
+    stopping.cancel()
+    try:
+        await asyncio.wait_for(log.wait_idle(), CONSUMER_GRACE_S)
+    except TimeoutError:
+        log.stop()
+        await log.wait_idle()
     if server.failure is not None:
         print(f"{PROG}: the server failed: {inert(server.failure)}", file=sys.stderr)
         return EXIT_FAILED
@@ -252,14 +266,35 @@ async def run_headless(
 async def run_request_list(
     config: ProxyConfig, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None
 ) -> int:
-    """The interactive request list goes here; until it exists the proxy runs as
-    with --headless, saying so."""
-    print(
-        f"{PROG}: the request list is not built yet; printing one JSON line per finished "
-        "request, as with --headless",
-        file=sys.stderr,
-    )
-    return await run_headless(config, log, fail_on, exit_after)
+    """The request list: the proxy forwards while the app shows every request."""
+    from .app.proxy_app import ProxyApp  # Textual loads only for the UI
+
+    server = start_server(config, log)
+    if server is None:
+        return EXIT_FAILED
+    stop = asyncio.Event()
+    linter = FailOnCounter(fail_on)
+    log.subscribe(linter)
+    app = ProxyApp(log, server.url, shown_url(config.upstream), exit_after=exit_after)
+    serving = asyncio.ensure_future(serve_until(server, log, stop))
+    try:
+        await app.run_async()
+    finally:
+        stop.set()
+        code = await serving
+    return code or (EXIT_LINT if linter.failed_requests else EXIT_OK)
+
+
+class FailOnCounter:
+    """Counts the finished requests that showed an anomaly --fail-on names."""
+
+    def __init__(self, fail_on: frozenset[str]) -> None:
+        self.fail_on = fail_on
+        self.failed_requests = 0
+
+    def __call__(self, record: RequestRecord, change: Change) -> None:
+        if change is Change.FINISHED and lint_failures(record.session.state, self.fail_on):
+            self.failed_requests += 1
 
 
 def main_proxy(argv: Sequence[str]) -> int:
@@ -281,7 +316,7 @@ def main_proxy(argv: Sequence[str]) -> int:
         dialect=args.dialect,
         keep=args.keep,
         record_dir=args.record_dir,
-        live=not args.headless,
+        tapes=not args.headless,
     )
     run = run_headless if args.headless else run_request_list
     return asyncio.run(run(config, log, fail_on, args.exit_after))

@@ -10,11 +10,16 @@ text itself (buffers are read from the core's pieces when drawn).
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .core.state import CallSlot, StreamState
 from .core.visible import inert
+
+if TYPE_CHECKING:
+    from .proxy_log import RequestRecord
 
 FIELDS_SHOWN = 12  # a lane's fields line has room for a dozen at most; all are in the report
 
@@ -317,3 +322,62 @@ def status_view(
         failed_calls=failed,
         rejected_calls=rejected,
     )
+
+
+# -- the proxy's request list ---------------------------------------------------------
+REQUEST_COLUMNS = (  # title, width (0: what is left), right-aligned
+    ("time", 12, False),
+    ("request", 0, False),
+    ("model", 18, False),
+    ("dialect", 16, False),
+    ("HTTP", 4, True),
+    ("state", 10, False),
+    ("calls", 5, True),
+    ("anomalies", 9, True),
+    ("duration", 8, True),
+    ("bytes", 9, True),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRow:
+    cells: tuple[str, ...]  # one per REQUEST_COLUMNS entry
+    tone: str  # streaming, finished, truncated, error or anomalies
+
+
+def request_row(record: RequestRecord, now: float) -> RequestRow:
+    """One request as the list shows it; `now` (time.monotonic) times a live one."""
+    state = record.session.state
+    anomalies = len(state.anomalies)
+    if record.http_status is None and not record.over:
+        stream_state = "waiting"
+    else:
+        stream_state = state.status.value
+    clock = time.strftime("%H:%M:%S", time.localtime(record.started_at))
+    millis = int(record.started_at % 1 * 1000)
+    cells = (
+        f"{clock}.{millis:03d}",
+        inert(f"{record.method} {record.path}"),
+        inert(record.model or "—"),
+        state.dialect,
+        "—" if record.http_status is None else str(record.http_status),
+        stream_state,
+        str(len(state.calls)),
+        f"⚠ {anomalies}" if anomalies else "",
+        f"{record.elapsed(now):.2f}s",
+        human_bytes(state.bytes_received),
+    )
+    tone = "anomalies" if anomalies and stream_state == "finished" else stream_state
+    return RequestRow(cells, tone)
+
+
+def column_widths(width: int, gap: int = 1) -> list[int]:
+    """The request list's column widths for a line of `width` cells: the fixed ones
+    as they are, the request's path whatever is left (at least 12)."""
+    fixed = sum(size for _, size, _ in REQUEST_COLUMNS) + gap * (len(REQUEST_COLUMNS) - 1)
+    return [size or max(12, width - fixed) for _, size, _ in REQUEST_COLUMNS]
+
+
+def fit_cell(text: str, width: int, right: bool) -> str:
+    cut = text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    return cut.rjust(width) if right else cut.ljust(width)

@@ -15,13 +15,25 @@ from .wire_log import WireLog
 
 
 class Watch:
-    def __init__(self, label: str, options: WatchOptions) -> None:
+    def __init__(
+        self,
+        label: str,
+        options: WatchOptions,
+        *,
+        session: StreamSession | None = None,
+        tape: Tape | None = None,
+        started: float | None = None,
+    ) -> None:
+        """A new stream to pump from a source (`run`), or one fed elsewhere (a proxied
+        request): its `session`, its `tape`, and when it began by `options.clock`."""
         self.options = options
         # The screen reads everything from the state, so the session emits no events.
-        self.session: StreamSession = options.limits.session(label, options.dialect, live=False)
-        self.tape = Tape(label)
+        self.session: StreamSession = session or options.limits.session(
+            label, options.dialect, live=False
+        )
+        self.tape = tape or Tape(label)
         self._wire_log: WireLog | None = None
-        self.started = self.last_arrival = options.clock()
+        self.started = self.last_arrival = options.clock() if started is None else started
         self.record_error: str | None = None
 
     @property
@@ -43,7 +55,8 @@ class Watch:
         carry their recorded times)."""
         return self.options.clock() - self.last_arrival
 
-    def _received(self, events: list[StreamEvent]) -> None:
+    def received(self, events: list[StreamEvent] | None = None) -> None:
+        """Data arrived (the pump, or whoever feeds the session, says so)."""
         self.last_arrival = self.options.clock()
 
     async def run(self, source: Source, record: Path | None) -> None:
@@ -56,7 +69,7 @@ class Watch:
             self.record_error = f"cannot record to {record}: {exc.strerror}"
             items = source_items(source, None, self.tape)
         try:
-            await pump(items, session, self._received, self.options.limits.idle_timeout)
+            await pump(items, session, self.received, self.options.limits.idle_timeout)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             session.fail(f"{type(exc).__name__}: {exc}", 0.0)
 

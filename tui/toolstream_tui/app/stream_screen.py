@@ -100,14 +100,24 @@ class StreamScreen(Screen[None]):
             tooltip="Select the previous call",
             show=False,
         ),
+        Binding("escape", "back", "Back", tooltip="Back to the list of requests", priority=True),
     ]
     FOOTER_PALETTE_WIDTH = 80  # narrower, the footer leaves out ^p (it still works; ? lists it)
 
-    def __init__(self, watch: Watch, restart: Callable[[], Watch] | None = None) -> None:
+    def __init__(
+        self,
+        watch: Watch,
+        restart: Callable[[], Watch] | None = None,
+        *,
+        can_go_back: bool = False,
+    ) -> None:
+        """`restart`: a new watch of the same stream (None: it cannot be rerun, as a
+        proxied request); `can_go_back`: escape returns to the screen below."""
         super().__init__()
         self.watch = watch
         self.options = watch.options
         self._restart = restart
+        self.can_go_back = can_go_back
         self.cursor = 0  # the last wire event shown
         self.paused = self.options.start_paused
         self.previewing = self.options.preview
@@ -275,6 +285,16 @@ class StreamScreen(Screen[None]):
             self.paused = True
         self.cursor = min(self.cursor + 1, self.horizon)
         self.draw(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            return self.can_go_back
+        if action == "restart":
+            return self._restart is not None
+        return True
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
 
     def action_restart(self) -> None:
         if self._restart is not None:
