@@ -17,6 +17,7 @@ COMMON = frozenset(
         "fragment-after-finish",
         "invalid-utf8",
         "limit-reached",
+        "lone-surrogate",
         "redirected",
         "schema-mismatch",
         "tool-declaration-invalid",

@@ -17,6 +17,7 @@ from typing import Any
 from .events import Anomaly
 from .json_path import ROOT, child_path
 from .state import CallSlot, StreamState
+from .surrogates import joined
 
 DIFF_LIMIT = 200  # json_diff entries kept; the rest are counted
 BOUNDARY_LIMIT = 50  # one-sided boundary offsets kept per side; the rest are counted
@@ -218,7 +219,7 @@ def _differing_facts(a: StreamState, b: StreamState) -> dict[str, Any]:
 
 
 def text_diff(a: StreamState, b: StreamState) -> dict[str, Any]:
-    text_a, text_b = "".join(a.text), "".join(b.text)
+    text_a, text_b = joined(a.text), joined(b.text)
     at = first_difference(text_a, text_b)
     return {
         "equal": at is None,

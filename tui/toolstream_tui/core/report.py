@@ -8,6 +8,8 @@ from typing import Any
 
 from .events import Status
 from .state import CallSlot, StreamState
+from .strict_json import loads
+from .surrogates import joined
 from .timing import stream_timing
 from .visible import escaped, json_inert
 
@@ -38,9 +40,9 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "dialect": state.dialect,
         "status": state.status.value,
         "finish_reason": state.finish_reason,
-        "text": "".join(state.text),
-        "reasoning": "".join(state.reasoning),
-        "refusal": "".join(state.refusal),
+        "text": joined(state.text),
+        "reasoning": joined(state.reasoning),
+        "refusal": joined(state.refusal),
         "declared_tools": None if state.tools is None else list(state.tools.schemas),
         "tool_calls": [call_report(state.calls[index]) for index in sorted(state.calls)],
         "anomalies": [anomaly.as_dict() for anomaly in state.anomalies],
@@ -84,10 +86,11 @@ def exit_code(state: StreamState) -> int:
 
 def parses_alone(fragment: str) -> bool:
     """Would this fragment parse as JSON by itself? (Almost never — which is why
-    fragments are accumulated and parsed once, at the finish.)"""
+    fragments are accumulated and parsed once, at the finish.) The same parser as
+    the call's own parse, so a call sent whole says it parses here too."""
     try:
-        json.loads(fragment)
-    except (ValueError, RecursionError):
+        loads(fragment)
+    except ValueError:
         return False
     return True
 

@@ -31,6 +31,7 @@ from .events import (
 )
 from .schema import DeclaredTools, SchemaError
 from .strict_json import loads
+from .surrogates import joined, lone_places, may_decode_to_surrogates
 
 STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
@@ -56,11 +57,13 @@ class CallSlot:
     error_position: int | None = None
     schema_errors: list[SchemaError] = field(default_factory=list)
     _raw: str | None = None
+    _raw_length: int = -1  # `length` when `_raw` was joined
 
     @property
     def arguments_raw(self) -> str:
-        if self._raw is None or len(self._raw) != self.length:
-            self._raw = "".join(self.fragments)
+        """The fragments joined, with UTF-16 pairs cut between fragments rejoined."""
+        if self._raw is None or self._raw_length != self.length:
+            self._raw, self._raw_length = joined(self.fragments), self.length
         return self._raw
 
     def holds_complete_json(self) -> bool:
@@ -269,6 +272,7 @@ class StreamState:
             self._mark_calls_unfinished(TRUNCATED_CALL_ERROR)
             for slot in self.calls.values():
                 self._check_merged_json(slot)
+        self._note_lone_surrogates()
         self.outbox.append(StreamEnded(self.status, self.finish_reason, self.error, trailing))
 
     def _check_merged_json(self, slot: CallSlot) -> None:
@@ -284,6 +288,23 @@ class StreamState:
             slot.fragment_events[fragment - 1],
             count=len(slot.fragments) - fragment + 1,
         )
+
+    def _note_lone_surrogates(self) -> None:
+        """Name every text that ends the stream holding half a UTF-16 pair."""
+        texts = {"text": self.text, "reasoning": self.reasoning, "refusal": self.refusal}
+        stream_fields = {name: joined(parts) for name, parts in texts.items()}
+        found = lone_places({**stream_fields, "error": self.error})
+        if found:
+            self.note("lone-surrogate", None, found[0], None, count=found[1])
+        for index, slot in self.calls.items():
+            texts = {"name": slot.name, "id": slot.call_id, "item id": slot.item_id}
+            raw = slot.arguments_raw
+            if not (slot.parsed and slot.error is None):
+                texts["arguments"] = raw
+            parsed = slot.arguments if "arguments" not in texts else None
+            found = lone_places(texts, parsed if may_decode_to_surrogates(raw) else None)
+            if found:
+                self.note("lone-surrogate", index, found[0], None, count=found[1])
 
     def _mark_calls_unfinished(self, reason: str) -> None:
         for slot in self.calls.values():

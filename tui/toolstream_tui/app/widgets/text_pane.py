@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from ...core.events import Channel
+from ...core.surrogates import PairJoiner
 from ...core.visible import inert_text
 from .wrapped_view import WrappedView
 
@@ -51,6 +52,7 @@ class TextPane(Vertical):
         super().__init__(id=id)
         self.typing_cps = typing_cps
         self._pending: deque[tuple[Channel, str]] = deque()
+        self._joiners = {channel: PairJoiner() for channel in Channel}
         self._channel: Channel | None = None
         self._budget = 0.0
         self.revealed = 0
@@ -67,7 +69,9 @@ class TextPane(Vertical):
         return not self._pending
 
     def receive(self, channel: Channel, text: str) -> None:
-        self._pending.append((channel, inert_text(text)))
+        text = self._joiners[channel].feed(text)  # a UTF-16 pair cut between deltas
+        if text:
+            self._pending.append((channel, inert_text(text)))
 
     def reveal(self, seconds: float | None) -> None:
         """Show pending text: all of it, or `seconds` worth at the typing speed."""
@@ -104,11 +108,16 @@ class TextPane(Vertical):
         self.typed.append(text, CHANNEL_TAGS[channel])
 
     def mark_ended(self) -> None:
+        for channel, joiner in self._joiners.items():
+            held = joiner.flush()  # half a pair that never got its other half
+            if held:
+                self._pending.append((channel, inert_text(held)))
         if self._channel is None and not self._pending:
             self.placeholder.update(Text("no assistant text in this stream"))
 
     def clear(self) -> None:
         self._pending.clear()
+        self._joiners = {channel: PairJoiner() for channel in Channel}
         self._channel = None
         self._budget = 0.0
         self.revealed = 0
