@@ -15,6 +15,7 @@ COMMON = frozenset(
         "event-type-mismatch",
         "fragment-after-complete-json",
         "fragment-after-finish",
+        "index-out-of-range",
         "invalid-utf8",
         "limit-reached",
         "lone-surrogate",
