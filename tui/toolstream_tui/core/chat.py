@@ -47,6 +47,7 @@ class ChatCompletionsDialect(Dialect):
     def __init__(self, state: StreamState) -> None:
         super().__init__(state)
         self._lane_of_index: dict[int, int] = {}
+        self._slot_of_id: dict[str, CallSlot] = {}  # the first call that had each id
         self._highest_index = -1
         self._latest: CallSlot | None = None
         self._lanes_seen: set[int] = set()
@@ -124,7 +125,7 @@ class ChatCompletionsDialect(Dialect):
         function = function if isinstance(function, dict) else {}
         lane = self.state.next_free_index()
         call_id, name = as_text(call.get("id")), as_text(function.get("name"))
-        slot = self.state.start_call(lane, call_id, name, self.t)
+        slot = self._new_call(lane, call_id, name)
         arguments = function.get("arguments")
         if type(arguments) is not str:
             arguments = self._arguments_text(slot, arguments)
@@ -254,17 +255,17 @@ class ChatCompletionsDialect(Dialect):
     def _slot_without_index(self, call_id: str | None, name: str | None, index: Any) -> CallSlot:
         shown = "no index" if index is None else f"index {index!r} is not an integer"
         if call_id:
-            for slot in self.state.calls.values():
-                if slot.call_id == call_id:
-                    self.note("index-missing", slot.index, f"{shown}; joined call {call_id!r}")
-                    return slot
+            slot = self._slot_of_id.get(call_id)
+            if slot is not None:
+                self.note("index-missing", slot.index, f"{shown}; joined call {call_id!r}")
+                return slot
         elif self._latest is not None:
             self.note(
                 "index-missing", self._latest.index, f"{shown} and no id; continued the latest call"
             )
             return self._latest
         lane = self.state.next_free_index()
-        slot = self.state.start_call(lane, call_id, name, self.t)
+        slot = self._new_call(lane, call_id, name)
         self.note("index-missing", lane, f"{shown}; new call in lane {lane}")
         return slot
 
@@ -272,7 +273,13 @@ class ChatCompletionsDialect(Dialect):
         self._lane_of_index[index] = lane
         if index_in_range(index):
             self._highest_index = max(self._highest_index, index)
-        return self.state.start_call(lane, call_id, name, self.t)
+        return self._new_call(lane, call_id, name)
+
+    def _new_call(self, lane: int, call_id: str | None, name: str | None) -> CallSlot:
+        slot = self.state.start_call(lane, call_id, name, self.t)
+        if call_id:
+            self._slot_of_id.setdefault(call_id, slot)
+        return slot
 
     def _gap_before(self, index: int) -> str | None:
         if index <= self._highest_index + 1 or not index_in_range(index):
@@ -289,6 +296,8 @@ class ChatCompletionsDialect(Dialect):
         late_name = name if name and slot.name is None else None
         if late_id or late_name:
             self.state.identify(slot, late_id, late_name)
+            if late_id:
+                self._slot_of_id.setdefault(late_id, slot)
         if is_new:
             return
         if late_id:

@@ -135,6 +135,7 @@ class StreamState:
     tools: DeclaredTools | None = None  # what the request declared, when it is known
     stall_threshold: float = STALL_SECONDS
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
+    _next_free: int = 0  # every lane below it is taken
 
     # -- text ---------------------------------------------------------------
     def append_text(self, channel: Channel, text: str) -> None:
@@ -158,10 +159,11 @@ class StreamState:
 
     # -- calls --------------------------------------------------------------
     def next_free_index(self) -> int:
-        index = 0
-        while index in self.calls:
-            index += 1
-        return index
+        """The lowest lane not taken. Lanes are never given back, so every lane
+        below the last answer stays taken: the search resumes there."""
+        while self._next_free in self.calls:
+            self._next_free += 1
+        return self._next_free
 
     def start_call(
         self,
