@@ -17,6 +17,7 @@ from toolstream_tui.core.events import (
     StreamEvent,
     WireComment,
 )
+from toolstream_tui.core.report import fragment_rows
 
 DONE = "[DONE]"
 
@@ -821,3 +822,14 @@ def test_arguments_that_are_not_an_object_are_named(raw: str, kind: str) -> None
     )
     assert r.anomaly("arguments-not-object")["detail"].startswith(f"arguments parse to {kind}")
     assert r.calls[0]["arguments_raw"] == raw
+
+
+def test_a_deep_call_sent_whole_parses_alone_as_it_parsed_in_its_lane() -> None:
+    """The inspector's 'alone' column and the call's own parse use one parser: a
+    1000-deep object in one fragment parses in both (json.loads alone runs out of
+    recursion)."""
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    r = run_sse(chunk(tc(0, "call_1", "f", deep)), chunk(finish="tool_calls"), DONE)
+    assert r.calls[0]["error"] is None
+    [row] = fragment_rows(r.session.state.calls[0], 1, 10)
+    assert row["parses_alone"]
