@@ -29,6 +29,7 @@ from toolstream_tui.core.surrogates import (
     joined,
     lone_in_value,
     lone_offsets,
+    may_decode_to_lone_surrogates,
     rejoin_pairs,
 )
 from toolstream_tui.core.visible import escaped, inert, inert_text, json_inert
@@ -63,6 +64,24 @@ def test_lone_surrogates_in_a_json_value_are_named_by_path() -> None:
         "$.deep[0][0].k",
         '$["\ud83c"] (the key)',
     ]
+
+
+@pytest.mark.parametrize(
+    ("json_text", "lone"),
+    [
+        ('"\\ud83c\\udf38 \\uD83C\\uDF38 \\u00e9"', False),
+        ('"\\ud83c"', True),
+        ('"\\udf38\\ud83c"', True),
+        ('"\\ud83c\\ud83c\\udf38"', True),
+        ('"\\ud83c\\udf38\\udf38"', True),
+        ('"\\ud83cx\\udf38"', True),
+        (f'"{HIGH}"', True),
+        ('"plain"', False),
+    ],
+)
+def test_json_text_that_may_decode_to_lone_surrogates_is_told(json_text: str, lone: bool) -> None:
+    assert may_decode_to_lone_surrogates(json_text) is lone
+    assert has_lone(json.loads(json_text)) is lone  # the quick look agrees with the decode
 
 
 def test_a_display_holds_a_trailing_high_surrogate_until_the_next_piece() -> None:

@@ -31,7 +31,7 @@ from .events import (
 )
 from .schema import DeclaredTools, SchemaError
 from .strict_json import loads
-from .surrogates import joined, lone_places, may_decode_to_surrogates
+from .surrogates import joined, lone_places, may_decode_to_lone_surrogates
 
 STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
@@ -304,7 +304,7 @@ class StreamState:
             if not (slot.parsed and slot.error is None):
                 texts["arguments"] = raw
             parsed = slot.arguments if "arguments" not in texts else None
-            found = lone_places(texts, parsed if may_decode_to_surrogates(raw) else None)
+            found = lone_places(texts, parsed if may_decode_to_lone_surrogates(raw) else None)
             if found:
                 self.note("lone-surrogate", index, found[0], None, count=found[1])
 

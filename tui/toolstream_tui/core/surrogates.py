@@ -29,7 +29,8 @@ REPLACEMENT = "\ufffd"
 SURROGATES = range(0xD800, 0xE000)
 HIGH_SURROGATES = range(0xD800, 0xDC00)
 REPLACEMENT_TABLE = dict.fromkeys(SURROGATES, REPLACEMENT)  # for str.translate
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 PLACES_SHOWN = 6
 _LONE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
 
@@ -65,12 +66,16 @@ def lone_offsets(text: str) -> list[int]:
     return [found.start() for found in _LONE.finditer(text)]
 
 
-def may_decode_to_surrogates(json_text: str) -> bool:
-    """Could this JSON text decode to a string holding a surrogate? (Cheap: most
-    text has no `\\u` escape at all.)"""
-    if may_hold_surrogates(json_text):
+def may_decode_to_lone_surrogates(json_text: str) -> bool:
+    """Could this JSON text decode to a string holding a lone surrogate? (A quick
+    look at the text, so a decoded value is walked only when it could.)"""
+    if lone_offsets(json_text):
         return True
-    return "\\u" in json_text and _SURROGATE_ESCAPE.search(json_text) is not None
+    if "\\ud" not in json_text and "\\uD" not in json_text:
+        return False
+    # every escape half of a pair, or not: two counts, no loop in Python
+    pairs = len(_SURROGATE_PAIR_ESCAPE.findall(json_text))
+    return 2 * pairs != len(_SURROGATE_ESCAPE.findall(json_text))
 
 
 def lone_in_value(value: Any, path: str = ROOT) -> Iterator[tuple[str, str]]:
