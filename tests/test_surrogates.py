@@ -23,6 +23,7 @@ from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.diff_app import DiffApp
 from toolstream_tui.bundle import REPORT, SCREENSHOT, write_bundle
 from toolstream_tui.core import build_report
+from toolstream_tui.core.preview import ArgumentsPreview
 from toolstream_tui.core.report import fragment_rows, printable_json, report_json
 from toolstream_tui.core.surrogates import (
     PairJoiner,
@@ -92,6 +93,14 @@ def test_a_display_holds_a_trailing_high_surrogate_until_the_next_piece() -> Non
     assert joiner.feed(HIGH) == ""
     assert joiner.flush() == HIGH
     assert joiner.flush() == ""
+
+
+def test_a_preview_reads_a_pair_cut_between_fragments() -> None:
+    preview = ArgumentsPreview()
+    preview.update('{"a":"x' + HIGH + LOW + "y")
+    assert preview.value == {"a": f"x{BLOSSOM}y"}
+    preview.update('{"a":"x' + HIGH)  # the other half still to come
+    assert preview.value == {"a": "x\ufffd"}
 
 
 def test_a_lone_surrogate_is_u_fffd_on_screen_and_escaped_in_json() -> None:

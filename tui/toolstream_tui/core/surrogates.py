@@ -54,6 +54,12 @@ def rejoin_pairs(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
+def well_formed(text: str) -> str:
+    """`text` as UTF-8 can encode it: pairs rejoined, lone halves as U+FFFD (for a
+    value that is only shown, such as a preview)."""
+    return rejoin_pairs(text).translate(REPLACEMENT_TABLE)
+
+
 def joined(parts: Iterable[str]) -> str:
     """Pieces of one string as it was sent, with pairs cut between pieces rejoined."""
     return rejoin_pairs("".join(parts))
