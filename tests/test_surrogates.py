@@ -248,8 +248,11 @@ def test_headless_rejoins_the_issues_split_pair(cli: Any, tmp_path: Path) -> Non
 def test_headless_escapes_a_lone_surrogate_and_names_it(cli: Any, tmp_path: Path) -> None:
     path = tmp_path / "lone.sse"
     path.write_text(ISSUE_EXAMPLE.replace("\\udf38y", "y"), encoding="utf-8")
-    result = cli("--headless", "--replay", str(path), "--speed", "0")
+    bundle = tmp_path / "bundle"
+    result = cli("--headless", "--replay", str(path), "--speed", "0", "--bundle", str(bundle))
     assert result.returncode == 0, result.stderr
+    assert "no screenshot" not in result.stderr and (bundle / SCREENSHOT).exists()
+    assert (bundle / REPORT).read_text(encoding="utf-8") == result.stdout
     assert '"arguments_raw": "{\\"a\\":\\"x\\ud83cy\\"}"' in result.stdout
     report = json.loads(result.stdout)
     assert report["tool_calls"][0]["arguments"] == {"a": f"x{HIGH}y"}
