@@ -300,11 +300,12 @@ class StreamState:
             self.note("lone-surrogate", None, found[0], None, count=found[1])
         for index, slot in self.calls.items():
             texts = {"name": slot.name, "id": slot.call_id, "item id": slot.item_id}
-            raw = slot.arguments_raw
+            value = None  # the parsed arguments, walked only when they may hold one
             if not (slot.parsed and slot.error is None):
-                texts["arguments"] = raw
-            parsed = slot.arguments if "arguments" not in texts else None
-            found = lone_places(texts, parsed if may_decode_to_lone_surrogates(raw) else None)
+                texts["arguments"] = slot.arguments_raw
+            elif may_decode_to_lone_surrogates(slot.arguments_raw):
+                value = slot.arguments
+            found = lone_places(texts, value)
             if found:
                 self.note("lone-surrogate", index, found[0], None, count=found[1])
 
