@@ -23,6 +23,14 @@ def preview(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
 
 
+MAX_INDEX = 2**63 - 1  # the largest a server's 64-bit integer holds
+
+
+def index_in_range(index: int) -> bool:
+    """Can a wire index (a position in a list of calls or blocks) be a lane number?"""
+    return 0 <= index <= MAX_INDEX
+
+
 class Dialect:
     """Turns one provider's SSE events into calls on `StreamState`."""
 
@@ -58,6 +66,23 @@ class Dialect:
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
         self.state.note(kind, index, detail, self.event)
+
+    def free_lane(self, index: int) -> int:
+        """The lane of a new call sent at wire `index`: the index itself while it is
+        in range and free, else the next free lane."""
+        if index_in_range(index) and index not in self.state.calls:
+            return index
+        return self.state.next_free_index()
+
+    def check_index_range(self, index: int, lane: int, field: str) -> None:
+        """After starting the call in `lane`: note a wire index that cannot be a lane."""
+        if not index_in_range(index):
+            shown = preview(str(index), 40)
+            self.note(
+                "index-out-of-range",
+                lane,
+                f"{field} {shown} is out of range (0 to 2**63-1); call in lane {lane}",
+            )
 
     def payload(self, event: SSEEvent) -> dict[str, Any] | None:
         """The event's data as a JSON object, or None (noted) when it is not one."""

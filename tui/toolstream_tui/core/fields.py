@@ -16,6 +16,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from .pieces import TextPieces
+from .surrogates import rejoin_pairs
 
 _STRUCTURE = re.compile(r'[{}\[\]",:]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -191,11 +192,12 @@ def _cut_short(error: json.JSONDecodeError, text: str) -> bool:
 
 
 def _decoded_key(quoted: str) -> str:
+    """The key as text; a UTF-16 pair cut between its fragments made whole."""
     try:
         key = json.loads(quoted)
     except ValueError:
-        return quoted[1:-1]
-    return key if isinstance(key, str) else quoted[1:-1]
+        return rejoin_pairs(quoted[1:-1])
+    return rejoin_pairs(key if isinstance(key, str) else quoted[1:-1])
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from .events import Status
 from .state import CallSlot, StreamState
+from .strict_json import loads
 from .timing import stream_timing
 from .visible import escaped, json_inert
 
@@ -106,10 +107,11 @@ def exit_code(state: StreamState) -> int:
 
 def parses_alone(fragment: str) -> bool:
     """Would this fragment parse as JSON by itself? (Almost never — which is why
-    fragments are accumulated and parsed once, at the finish.)"""
+    fragments are accumulated and parsed once, at the finish.) The same parser as
+    the call's own parse, so a call sent whole says it parses here too."""
     try:
-        json.loads(fragment)
-    except (ValueError, RecursionError):
+        loads(fragment)
+    except ValueError:
         return False
     return True
 

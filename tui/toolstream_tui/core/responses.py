@@ -156,11 +156,11 @@ class OpenAIResponsesDialect(Dialect):
         entry = Item(kind, as_text(item.get("id")))
         lane = output_index
         if kind == "function_call":
-            lane = output_index if output_index not in self.state.calls else None
-            lane = self.state.next_free_index() if lane is None else lane
+            lane = self.free_lane(output_index)
             entry.slot = self.state.start_call(
                 lane, as_text(item.get("call_id")), as_text(item.get("name")), self.t, entry.item_id
             )
+            self.check_index_range(output_index, lane, "output_index")
         if reused:
             self.note("output-index-reused", lane, f"output_index {output_index} added again")
         self._items[output_index] = entry

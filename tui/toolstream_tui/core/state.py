@@ -37,6 +37,7 @@ from .fields import FieldClock
 from .pieces import TextPieces
 from .schema import DeclaredTools, SchemaError
 from .strict_json import loads
+from .surrogates import lone_places, may_decode_to_lone_surrogates, rejoin_pairs
 
 STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
@@ -79,7 +80,8 @@ class CallSlot:
 
     @property
     def arguments_raw(self) -> str:
-        return self.pieces.text()
+        """The fragments joined, with UTF-16 pairs cut between fragments rejoined."""
+        return rejoin_pairs(self.pieces.text())
 
     def fragments(self) -> list[str]:
         """Every fragment as a string (one object each: for tests and small calls)."""
@@ -174,6 +176,7 @@ class StreamState:
     end_event: int | None = None
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
     _call_anomalies: dict[int, list[Anomaly]] = field(default_factory=dict)
+    _next_free: int = 0  # every lane below it is taken
 
     # -- text ---------------------------------------------------------------
     def append_text(self, channel: Channel, text: str) -> None:
@@ -195,9 +198,13 @@ class StreamState:
         pieces, channels = self.text_pieces, self.text_channels
         count = len(pieces) if upto is None else pieces.count_upto(upto)
         if count and channels.count(code) == len(channels):
-            return pieces.slice(0, pieces.ends[count - 1])
-        return "".join(
-            pieces.slice(start, end) for start, end, of in self.text_runs(count) if of is channel
+            return rejoin_pairs(pieces.slice(0, pieces.ends[count - 1]))
+        return rejoin_pairs(
+            "".join(
+                pieces.slice(start, end)
+                for start, end, of in self.text_runs(count)
+                if of is channel
+            )
         )
 
     def text_runs(self, count: int | None = None) -> list[tuple[int, int, Channel]]:
@@ -237,10 +244,11 @@ class StreamState:
 
     # -- calls --------------------------------------------------------------
     def next_free_index(self) -> int:
-        index = 0
-        while index in self.calls:
-            index += 1
-        return index
+        """The lowest lane not taken. Lanes are never given back, so every lane
+        below the last answer stays taken: the search resumes there."""
+        while self._next_free in self.calls:
+            self._next_free += 1
+        return self._next_free
 
     def start_call(
         self,
@@ -374,6 +382,7 @@ class StreamState:
             self._mark_calls_unfinished(TRUNCATED_CALL_ERROR)
             for slot in self.calls.values():
                 self._check_merged_json(slot)
+        self._note_lone_surrogates()
         self.end_event = self.now
         self.outbox.append(StreamEnded(self.status, self.finish_reason, self.error, trailing))
 
@@ -390,6 +399,23 @@ class StreamState:
             slot.pieces.events[fragment - 1],
             count=len(slot.pieces) - fragment + 1,
         )
+
+    def _note_lone_surrogates(self) -> None:
+        """Name every text that ends the stream holding half a UTF-16 pair."""
+        texts = {"text": self.text, "reasoning": self.reasoning, "refusal": self.refusal}
+        found = lone_places({**texts, "error": self.error})
+        if found:
+            self.note("lone-surrogate", None, found[0], None, count=found[1])
+        for index, slot in self.calls.items():
+            texts = {"name": slot.name, "id": slot.call_id, "item id": slot.item_id}
+            value = None  # the parsed arguments, walked only when they may hold one
+            if not (slot.parsed and slot.error is None):
+                texts["arguments"] = slot.arguments_raw
+            elif may_decode_to_lone_surrogates(slot.arguments_raw):
+                value = slot.arguments
+            found = lone_places(texts, value)
+            if found:
+                self.note("lone-surrogate", index, found[0], None, count=found[1])
 
     def _mark_calls_unfinished(self, reason: str) -> None:
         for slot in self.calls.values():

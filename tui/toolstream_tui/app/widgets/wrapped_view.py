@@ -18,6 +18,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...core.surrogates import is_high_surrogate, is_low_surrogate, rejoin_pairs
 from ..wrapped import Run, TaggedText, WrappedLines
 
 MARK_TAG = -1
@@ -138,9 +139,9 @@ class WrappedView(ScrollView, can_focus=False):
     def _line_runs(self, number: int) -> list[Run]:
         runs = self._lines.line_runs(number)
         mark = self.mark
-        if mark is None or self._lines.line_of(mark) != number:
-            return runs
-        return _with_mark(runs, mark - self._lines.starts[number])
+        if mark is not None and self._lines.line_of(mark) == number:
+            runs = _with_mark(runs, mark - self._lines.starts[number])
+        return _pairs_rejoined(runs)
 
     def _style_for(self, tag: int) -> Style:
         return self.mark_style() if tag == MARK_TAG else self.tag_style(tag)
@@ -161,3 +162,16 @@ def _with_mark(runs: list[Run], offset: int) -> list[Run]:
     if offset >= position:
         marked.append(("◀", MARK_TAG))
     return [run for run in marked if run[0]]
+
+
+def _pairs_rejoined(runs: list[Run]) -> list[Run]:
+    """A UTF-16 pair cut between two fragments (or deltas) drawn as the one
+    character it encodes: the low half joins the run of its high half."""
+    joined: list[Run] = []
+    for text, tag in runs:
+        if joined and text and is_low_surrogate(text[0]) and is_high_surrogate(joined[-1][0][-1]):
+            joined[-1] = (joined[-1][0] + text[0], joined[-1][1])
+            text = text[1:]
+        if text:
+            joined.append((text, tag))
+    return [(rejoin_pairs(text), tag) for text, tag in joined]
