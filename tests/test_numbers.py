@@ -90,7 +90,8 @@ def test_every_output_prints_a_5000_digit_integer(cli: Any, tmp_path: Path) -> N
     ]
     # the bundle, its screen and the tree's label
     tape = Tape("big")
-    tape.items = [ResponseHead(200, "text/event-stream", t=0.0), BodyChunk(body, 0.0)]
+    tape.keep(ResponseHead(200, "text/event-stream", t=0.0))
+    tape.keep(BodyChunk(body, 0.0))
     r = run(body)
     screen = render_screenshot(TapeSource(tape))
     write_bundle(tmp_path / "bundle", tape, r.session.state, screen)

@@ -34,6 +34,7 @@ from toolstream_tui.core.surrogates import (
 )
 from toolstream_tui.core.visible import escaped, inert, inert_text, json_inert
 from toolstream_tui.diffing import diff_recordings, replay_state
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Tape, TapeSource
 
@@ -365,7 +366,8 @@ def check_report(report: dict[str, Any], sent: Sent) -> None:
 
 def tape_of(body: bytes) -> Tape:
     tape = Tape("test")
-    tape.items = [ResponseHead(200, "text/event-stream", t=0.0), BodyChunk(body, 0.001)]
+    tape.keep(ResponseHead(200, "text/event-stream", t=0.0))
+    tape.keep(BodyChunk(body, 0.001))
     return tape
 
 
@@ -402,7 +404,7 @@ def test_every_output_path_takes_any_surrogates(
 async def exercise_screen(tape: Tape, output_dir: Path, screens: str = "") -> str:
     """Run the app over the tape, open `screens` (keys), export the report and write
     a bundle; return the SVG of the main screen."""
-    app = ToolstreamApp(TapeSource(tape), clock=lambda: 0.0, output_dir=output_dir)
+    app = ToolstreamApp(TapeSource(tape), WatchOptions(clock=lambda: 0.0, output_dir=output_dir))
     app.animation_level = "none"
     async with app.run_test(size=(120, 36)) as pilot:
         await asyncio.wait_for(app.settled_event.wait(), 30)
@@ -414,7 +416,7 @@ async def exercise_screen(tape: Tape, output_dir: Path, screens: str = "") -> st
             app.export_screenshot().encode("utf-8")
             await pilot.press(key)  # closes it again
         await pilot.press("e")
-        app.write_bundle(output_dir / "bundle")
+        app.stream.write_bundle(output_dir / "bundle")
     return svg
 
 
