@@ -183,12 +183,12 @@ class ToolstreamApp(App[int]):
     async def run_stream(self) -> None:
         session = self.session
         try:
-            items = source_items(self.source, self.record, self.tape)
+            items = source_items(self.source, self.record, self.tape, self.limits.idle_timeout)
         except OSError as exc:
             self.notify(f"cannot record to {self.record}: {exc.strerror}", severity="error")
-            items = source_items(self.source, None, self.tape)
+            items = source_items(self.source, None, self.tape, self.limits.idle_timeout)
         try:
-            await pump(items, session, self._received, self.limits.idle_timeout)
+            await pump(items, session, self._received)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             self.queue.push(session.fail(f"{type(exc).__name__}: {exc}", 0.0))
 

@@ -15,6 +15,7 @@ COMMON = frozenset(
         "event-type-mismatch",
         "fragment-after-complete-json",
         "fragment-after-finish",
+        "idle-timeout",
         "invalid-utf8",
         "limit-reached",
         "redirected",

@@ -194,10 +194,12 @@ class StreamSession:
         self.state.fail(message)
         return self.close(t)
 
-    def interrupt(self, message: str, t: float) -> list[StreamEvent]:
-        """The transport broke after the response began: what arrived is kept and the
-        stream ends as it stands (truncated, unless the finish had already come)."""
-        self.state.note("connection-lost", None, message, self.state.events)
+    def interrupt(self, message: str, t: float, kind: str = "connection-lost") -> list[StreamEvent]:
+        """The stream stopped after the response began (the transport broke: a
+        `connection-lost`; or no data came for too long: an `idle-timeout`): what
+        arrived is kept and the stream ends as it stands (truncated, unless the
+        finish had already come)."""
+        self.state.note(kind, None, message, self.state.events)
         return self.close(t)
 
     def _take_sse(self, items: list[Any], t: float) -> None:

@@ -19,7 +19,7 @@ from .base import (
     TransportError,
     monotonic,
 )
-from .secrets import Redactor, secrets_in
+from .secrets import Redactor, safe_headers, secrets_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +110,7 @@ class HttpSource:
                     content_type=response.headers.get("content-type", ""),
                     reason=response.reason_phrase,
                     url=self.redactor.url(str(response.url)),
-                    headers=dict(response.headers),
+                    headers=self.redactor.headers(safe_headers(response.headers)),
                     redirects=tuple(self.redactor.url(str(hop.url)) for hop in response.history),
                     t=elapsed(),
                 )

@@ -19,6 +19,8 @@ ANTHROPIC_VERSION = "2023-06-01"
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
 )
+# Never kept from a response: a cookie is a credential too.
+PRIVATE_RESPONSE_HEADERS = SECRET_HEADERS | {"set-cookie", "set-cookie2"}
 SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
 WELL_KNOWN_KEYS = {"api.openai.com": "OPENAI_API_KEY", "api.anthropic.com": "ANTHROPIC_API_KEY"}
 MIN_SECRET = 4  # shorter values would redact ordinary text
@@ -65,6 +67,15 @@ def secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
         if name.lower() in SECRET_QUERY:
             found.append(value)
     return found
+
+
+def safe_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers without credentials (auth headers, cookies): what may be kept."""
+    return {
+        name: value
+        for name, value in headers.items()
+        if name.lower() not in PRIVATE_RESPONSE_HEADERS
+    }
 
 
 class Redactor:
