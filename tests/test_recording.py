@@ -336,3 +336,137 @@ def test_a_recording_whose_body_cannot_be_opened_leaves_no_timing_file(tmp_path:
     with pytest.raises(OSError):
         Recorder(recording, "test")
     assert not timing_path(recording).exists()
+
+
+# -- 15.13: a bare body is read by what it is ---------------------------------------
+
+
+def test_random_bytes_are_not_an_sse_stream(cli: CliRunner, tmp_path: Path) -> None:
+    body = tmp_path / "noise.sse"
+    body.write_bytes(bytes(range(256)) * 8)
+    code, report, stderr = replayed_report(cli, body)
+    assert code == 1
+    assert report["status"] == "error"
+    assert report["error"].startswith("not an SSE stream (nor a JSON response): ")
+    assert stderr.startswith("toolstream-tui: not an SSE stream")
+    assert [a["kind"] for a in report["anomalies"]] == ["dialect-unknown"]
+
+
+def test_an_empty_recording_says_so(cli: CliRunner, tmp_path: Path) -> None:
+    body = tmp_path / "empty.sse"
+    body.write_bytes(b"")
+    code, report, stderr = replayed_report(cli, body)
+    assert code == 1
+    assert stderr == f"toolstream-tui: empty recording: {body}\n"
+    assert [a["kind"] for a in report["anomalies"]] == ["dialect-unknown"]
+
+
+@pytest.mark.parametrize(
+    ("body", "dialect"),
+    [
+        (
+            {
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "tool_calls",
+                        "message": {
+                            "role": "assistant",
+                            "content": "hi",
+                            "tool_calls": [
+                                {
+                                    "id": "call_1",
+                                    "type": "function",
+                                    "function": {"name": "f", "arguments": '{"a":1}'},
+                                }
+                            ],
+                        },
+                    }
+                ],
+            },
+            "openai-chat",
+        ),
+        (
+            {
+                "type": "message",
+                "role": "assistant",
+                "stop_reason": "tool_use",
+                "content": [
+                    {"type": "text", "text": "hi"},
+                    {"type": "tool_use", "id": "call_1", "name": "f", "input": {"a": 1}},
+                ],
+            },
+            "anthropic",
+        ),
+        (
+            {
+                "object": "response",
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "message",
+                        "content": [{"type": "output_text", "text": "hi"}],
+                    },
+                    {
+                        "type": "function_call",
+                        "id": "fc_1",
+                        "call_id": "call_1",
+                        "name": "f",
+                        "arguments": '{"a":1}',
+                    },
+                ],
+            },
+            "openai-responses",
+        ),
+    ],
+    ids=["chat.completion", "message", "response"],
+)
+def test_a_saved_non_streaming_body_replays_as_the_complete_response(
+    cli: CliRunner,
+    tmp_path: Path,
+    body: dict,
+    dialect: str,  # type: ignore[type-arg]
+) -> None:
+    recording = tmp_path / "saved.json"
+    recording.write_text(json.dumps(body, indent=2))
+    code, report, _ = replayed_report(cli, recording)
+    assert code == 0
+    assert (report["status"], report["dialect"], report["text"]) == ("finished", dialect, "hi")
+    assert [(c["id"], c["name"], c["arguments"]) for c in report["tool_calls"]] == [
+        ("call_1", "f", {"a": 1})
+    ]
+    assert report["anomalies"] == []
+
+
+def test_a_saved_completion_replays_as_the_url_read_it(cli: CliRunner, tmp_path: Path) -> None:
+    from toolstream_stubs import load_scenario
+
+    recording = tmp_path / "completion.json"
+    recording.write_bytes(load_scenario("json-completion").rendered)
+    live = json.loads(cli("--headless", "--scenario", "json-completion", "--speed", "0").stdout)
+    _, replayed, _ = replayed_report(cli, recording)
+    for report in (live, replayed):
+        del report["source"], report["timing"]
+    assert replayed == live
+
+
+def test_a_capture_that_begins_mid_event_is_still_read_as_sse(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    recording = tmp_path / "tail.sse"
+    recording.write_bytes(b'ning"}}]}\n\n' + DONE_STREAM)
+    code, report, _ = replayed_report(cli, recording)
+    assert (code, report["status"], report["text"]) == (0, "finished", "hi")
+
+
+@pytest.mark.parametrize("content_type", ["", "text/event-stream"])
+def test_an_untyped_stream_cut_into_single_bytes_reads_as_sse(content_type: str) -> None:
+    session = StreamSession("test")
+    session.open(200, content_type)
+    for at in range(len(DONE_STREAM)):
+        session.feed(DONE_STREAM[at : at + 1], at / 1000)
+    session.close(1.0)
+    assert session.state.status.value == "finished"
+    assert "".join(session.state.text) == "hi"
+    assert session.state.anomalies == []

@@ -7,6 +7,7 @@ A source (HTTP, replay, stub) calls `open`, then `feed` for every read, then
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .detect import make_dialect
@@ -22,17 +23,43 @@ MAX_BYTES = 1 << 30  # a generous default: a whole stream above 1 GiB is cut
 MAX_EVENT_BYTES = 16 << 20  # one SSE event (or line) above 16 MiB is cut
 JSON_TYPE = "application/json"
 MAX_ERROR_BODY = 2000
+SNIFF_BYTES = 4096  # an untyped body is told by its first line, or by a data line in these
+SSE_FIELDS = (b"", b"data", b"event", b"id", b"retry")  # b"" + ":" is a comment line
+_LATER_SSE_LINE = re.compile(rb"[\r\n](?:data|event):")
 
 
 def _mode_for(status: int, content_type: str) -> str:
     media = content_type.partition(";")[0].strip().lower()
     if status >= 400:
         return "error"
-    if media == SSE_TYPE or media == "":
+    if media == SSE_TYPE:
         return "sse"
+    if media == "":
+        return "sniff"  # no content type (a bare recording, a terse server): look at the body
     if media == JSON_TYPE or media.endswith("+json"):
         return "json"
     return "body"
+
+
+def sniffed_mode(head: bytes, final: bool) -> str | None:
+    """What an untyped body is, from its first bytes: `sse`, `json` (a complete
+    response), `body` (neither), `empty`; None while its first bytes could still
+    be either (`final`: no more bytes will come)."""
+    lines = head.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
+    if not lines.strip():
+        return "empty" if final else None
+    if lines.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    first = re.split(rb"[\r\n]", lines, maxsplit=1)[0]
+    name, colon, _ = first.partition(b":")
+    ended = bool(colon) or len(first) < len(lines)
+    if ended and name in SSE_FIELDS:
+        return "sse"
+    if _LATER_SSE_LINE.search(lines, 0, SNIFF_BYTES):  # a capture that begins mid-event
+        return "sse"
+    if final or len(lines) >= SNIFF_BYTES:
+        return "body"
+    return None  # a data line may still come
 
 
 def _looks_like_sse(text: str) -> bool:
@@ -143,6 +170,8 @@ class StreamSession:
             self._take_sse(self.decoder.feed(chunk), t)
         else:
             self._body.append(chunk)
+            if self.mode == "sniff":
+                self._sniff(t, final=False)
         if over_total:
             return self._cut(f"the stream passed the size limit of {self.max_bytes} bytes", t)
         if self.decoder.pending_bytes > self.max_event_bytes:
@@ -169,6 +198,8 @@ class StreamSession:
             return []
         self._closed = True
         trailing = ""
+        if self.mode == "sniff":
+            self._sniff(t, final=True)
         if self.mode != "sse":
             self._settle_body(t)  # may find a stream sent under the wrong content type
         if self.mode == "sse":
@@ -183,6 +214,7 @@ class StreamSession:
                     f"bytes after the last blank line were not dispatched: {preview(trailing)!r}",
                     self.state.events,
                 )
+        self._note_unknown_dialect()
         if self.state.error is None:
             self.dialect.on_end()
         self.dialect.settle()  # a failed or empty stream still names a dialect
@@ -218,6 +250,29 @@ class StreamSession:
                 state.outbox.append(WireEvent(item.number, item.event, item.data, item.id, t))
             on_event(item, t)
 
+    def _sniff(self, t: float, final: bool) -> None:
+        """An untyped body: once its first bytes tell what it is, read it as that."""
+        head = b"".join(self._body)
+        mode = sniffed_mode(head, final)
+        if mode is None:
+            self._body = [head]
+            return
+        self.mode = mode
+        if mode == "sse":
+            self._body = []
+            self._take_sse(self.decoder.feed(head), t)
+        elif mode == "empty":
+            self.state.fail("empty response: no content type and no bytes")
+
+    def _note_unknown_dialect(self) -> None:
+        """A response was read and nothing in it told the dialect: say so, rather
+        than claim one silently."""
+        status = self.state.http_status
+        if self.state.dialect != "detecting" or status is None or status >= 400:
+            return
+        detail = "nothing in the response told the dialect; read as chat completions"
+        self.state.note("dialect-unknown", None, detail, None)
+
     def _settle_body(self, t: float) -> None:
         body = b"".join(self._body).decode("utf-8", errors="replace")
         self.state.body = body
@@ -238,10 +293,12 @@ class StreamSession:
             self.mode = "sse"
             self.state.body = None
             self._take_sse(self.decoder.feed(body.encode()), t)
-        else:
-            shown = self.content_type or "no content type"
+        elif self.mode == "body" and not self.content_type:
+            self.state.fail(f"not an SSE stream (nor a JSON response): {preview(body.strip())}")
+        elif self.mode == "body":
             self.state.fail(
-                f"response is neither SSE nor a JSON completion ({shown}): {preview(body.strip())}"
+                f"response is neither SSE nor a JSON completion ({self.content_type}): "
+                f"{preview(body.strip())}"
             )
 
     def _settle_json(self, body: str) -> None:
