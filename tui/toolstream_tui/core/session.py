@@ -23,6 +23,9 @@ MAX_BYTES = 1 << 30  # a generous default: a whole stream above 1 GiB is cut
 MAX_EVENT_BYTES = 16 << 20  # one SSE event (or line) above 16 MiB is cut
 JSON_TYPE = "application/json"
 MAX_ERROR_BODY = 2000
+# A report keeps this many characters of a non-stream body or of an unterminated
+# event, and states their full size: the rest is in the recording.
+REPORTED_CHARS = 64 * 1024
 SNIFF_BYTES = 4096  # an untyped body is told by its first line, or by a data line in these
 SSE_FIELDS = (b"", b"data", b"event", b"id", b"retry")  # b"" + ":" is a comment line
 _LATER_SSE_LINE = re.compile(rb"[\r\n](?:data|event):")
@@ -123,6 +126,7 @@ class StreamSession:
         self.mode = "sse"
         self.content_type = ""
         self._body: list[bytes] = []
+        self._body_bytes = 0
         self._closed = False
         self.retry_after: str | None = None
 
@@ -170,13 +174,16 @@ class StreamSession:
             self._take_sse(self.decoder.feed(chunk), t)
         else:
             self._body.append(chunk)
+            self._body_bytes += len(chunk)
             if self.mode == "sniff":
                 self._sniff(t, final=False)
         if over_total:
             return self._cut(f"the stream passed the size limit of {self.max_bytes} bytes", t)
-        if self.decoder.pending_bytes > self.max_event_bytes:
-            limit = self.max_event_bytes
+        limit = self.max_event_bytes
+        if self.decoder.pending_bytes > limit:
             return self._cut(f"one SSE event passed the size limit of {limit} bytes", t)
+        if self.mode != "sse" and self._body_bytes > limit:  # a whole body is one event
+            return self._cut(f"the response body passed the size limit of {limit} bytes", t)
         return self.state.drain()
 
     def _cut(self, reason: str, t: float) -> list[StreamEvent]:
@@ -218,7 +225,8 @@ class StreamSession:
         if self.state.error is None:
             self.dialect.on_end()
         self.dialect.settle()  # a failed or empty stream still names a dialect
-        self.state.end(trailing)
+        self.state.trailing_bytes = len(trailing.encode("utf-8", "surrogatepass"))
+        self.state.end(trailing[:REPORTED_CHARS])
         return self.state.drain()
 
     def fail(self, message: str, t: float) -> list[StreamEvent]:
@@ -259,7 +267,7 @@ class StreamSession:
             return
         self.mode = mode
         if mode == "sse":
-            self._body = []
+            self._body, self._body_bytes = [], 0
             self._take_sse(self.decoder.feed(head), t)
         elif mode == "empty":
             self.state.fail("empty response: no content type and no bytes")
@@ -275,7 +283,9 @@ class StreamSession:
 
     def _settle_body(self, t: float) -> None:
         body = b"".join(self._body).decode("utf-8", errors="replace")
-        self.state.body = body
+        self._body = []
+        self.state.body = body[:REPORTED_CHARS]
+        self.state.body_bytes = self._body_bytes
         if self.mode == "error":
             status = self.state.http_status
             retry = f" (Retry-After: {self.retry_after})" if self.retry_after else ""
@@ -291,7 +301,7 @@ class StreamSession:
                 None,
             )
             self.mode = "sse"
-            self.state.body = None
+            self.state.body = self.state.body_bytes = None
             self._take_sse(self.decoder.feed(body.encode()), t)
         elif self.mode == "body" and not self.content_type:
             self.state.fail(f"not an SSE stream (nor a JSON response): {preview(body.strip())}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from .base import (
     TransportError,
     monotonic,
 )
+from .decoding import ACCEPTED, BodyDecoder, UnsupportedEncoding
 from .secrets import Redactor, safe_headers, secrets_in
 
 
@@ -93,15 +95,14 @@ class HttpSource:
         request = self.request
         yield self.sent()
         timeout = httpx.Timeout(request.timeout)
+        headers = dict(request.headers)
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            headers["Accept-Encoding"] = ACCEPTED  # only what BodyDecoder decodes
         try:
             async with (
                 httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
                 aconnect_sse(
-                    client,
-                    request.method,
-                    request.url,
-                    headers=dict(request.headers),
-                    content=request.body,
+                    client, request.method, request.url, headers=headers, content=request.body
                 ) as event_source,
             ):
                 response = event_source.response
@@ -114,7 +115,13 @@ class HttpSource:
                     redirects=tuple(self.redactor.url(str(hop.url)) for hop in response.history),
                     t=elapsed(),
                 )
-                async for chunk in response.aiter_bytes():
-                    yield BodyChunk(chunk, elapsed())
+                decoder = BodyDecoder(response.headers.get("content-encoding", ""))
+                async for raw in response.aiter_raw():
+                    for piece in decoder.decode(raw):
+                        yield BodyChunk(piece, elapsed())
+                for piece in decoder.flush():
+                    yield BodyChunk(piece, elapsed())
         except (httpx.HTTPError, ssl.SSLError, OSError) as exc:
             yield TransportError(describe_transport_error(exc, request), elapsed())
+        except (UnsupportedEncoding, zlib.error) as exc:
+            yield TransportError(f"cannot decode the body from {self.label}: {exc}", elapsed())
