@@ -88,12 +88,16 @@ async def idle_limited(
     items: AsyncIterator[SourceItem], seconds: float
 ) -> AsyncIterator[SourceItem]:
     """The items, ending with an idle-timeout stop when none arrives for `seconds`
-    (so a recording keeps why the stream stopped)."""
+    once the response has begun (so a recording keeps why the stream stopped).
+    Before the response head the transport's own timeout applies: setting up a
+    client and connecting is not a silence of the stream."""
     last_t = 0.0
+    opened = False
     async with aclosing(items):  # type: ignore[type-var]
         while True:
             try:
-                async with asyncio.timeout(seconds):  # the consumer's task: httpx needs that
+                # The consumer's task, as httpx needs.
+                async with asyncio.timeout(seconds if opened else None):
                     item = await anext(items)
             except StopAsyncIteration:
                 return
@@ -103,4 +107,5 @@ async def idle_limited(
                 return
             if isinstance(item, BodyChunk):
                 last_t = item.t
+            opened = opened or isinstance(item, ResponseHead)
             yield item
