@@ -142,3 +142,14 @@ def test_missing_stream_flag_is_pointed_out_before_sending(cli: CliRunner, tmp_p
         result = cli("--headless", "--url", server.url, "-d", f"@{body}")
     assert 'does not set "stream": true' in result.stderr
     assert result.returncode == 0
+
+
+def test_without_a_secret_the_items_pass_untouched() -> None:
+    """No cost per read or per event when the request carried no secret."""
+
+    async def source():  # type: ignore[no-untyped-def]
+        yield BodyChunk(b"data: x\n\n", 0.0)
+
+    items = source()
+    assert Redactor([]).stream(items) is items
+    assert Redactor(["k"]).stream(items) is items  # too short to be a secret

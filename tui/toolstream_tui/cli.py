@@ -206,7 +206,7 @@ def build_source(args: argparse.Namespace) -> Source:
         if warning:
             print(f"{PROG}: note: {warning}", file=sys.stderr)
             args.notice = warning
-        return HttpSource(request)
+        return HttpSource(request, dialect=args.dialect)
     if args.replay:
         from .sources.replay import ReplaySource
 

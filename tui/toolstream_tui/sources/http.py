@@ -71,9 +71,13 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 
 
 class HttpSource:
-    def __init__(self, request: HttpRequest, clock: Clock = monotonic) -> None:
+    def __init__(
+        self, request: HttpRequest, clock: Clock = monotonic, dialect: str | None = None
+    ) -> None:
+        """`dialect`: the one the watch reads the stream as, when it is given (the
+        redaction of echoed secrets reads it the same way)."""
         self.request = request
-        self.redactor = Redactor(secrets_in(request.url, request.headers))
+        self.redactor = Redactor(secrets_in(request.url, request.headers), dialect)
         self.label = self.redactor.url(request.url)
         self._clock = clock
 
