@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.strict_json import loads
 from .base import (
     STOP_KINDS,
     TRANSPORT,
@@ -194,8 +195,8 @@ def timing_records(file: IO[bytes], name: str) -> Iterator[TimingRecord]:
 
 def _json_object(line: bytes) -> dict[str, Any]:
     try:
-        value = json.loads(line.decode("utf-8"))
-    except (ValueError, RecursionError):
+        value = loads(line)
+    except ValueError:  # also: not UTF-8, NaN or Infinity, too deep
         raise RecordingError("not JSON") from None
     if not isinstance(value, dict):
         raise RecordingError("not a JSON object")
