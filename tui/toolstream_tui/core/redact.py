@@ -46,6 +46,7 @@ HOLD_BYTES = 1 << 20  # past this much held back, bytes are let through (a cut s
 # start then stays, its rest is still removed)
 MAX_BACKSLASHES = 4  # `\u002d` nested in JSON strings up to this deep is recognised
 ESCAPE_LENGTH = MAX_BACKSLASHES + 5  # the longest spelling of one character
+TAIL_CHARS = 32  # a tail that may start a secret is found by its first characters
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _KEY_END = re.compile(rb"\s*:")
@@ -75,10 +76,12 @@ def _partial_escape(char: str) -> str:
 
 
 def _tail_pattern(secret: str) -> str:
-    """A text's tail that spells the start of `secret`, not all of it: each
-    character spelled whole, the last possibly cut inside its escape."""
-    nested = "(?!)"  # the whole secret is a match, not a start
-    for char in reversed(secret[1:]):
+    """A text's tail that may spell the start of `secret`, not all of it: each
+    character spelled whole, the last possibly cut inside its escape. Only the
+    first TAIL_CHARS characters are checked here (regular expressions nest no
+    deeper); `_spelled` checks a candidate whole."""
+    nested = "(?!)" if len(secret) <= TAIL_CHARS else ""  # a whole secret is a match
+    for char in reversed(secret[1:TAIL_CHARS]):
         nested = rf"(?:\Z|{_char_pattern(char)}{nested}|{_partial_escape(char)}\Z)"
     first = secret[0]
     return rf"(?:{_char_pattern(first)}{nested}|{_partial_escape(first)}\Z)"
@@ -120,14 +123,14 @@ class SecretPattern:
         spelling starts, and whether that tail should hold its events back: it
         spells HOLD_MIN of the secret's characters, or ends inside an escape (cut
         there, the rest could not be removed without breaking the escape)."""
-        if self._tail is None:
-            return None
-        match = self._tail.search(text, max(start, len(text) - self.longest))
-        if match is None:
-            return None
-        at = match.start()
-        found = [t for t in (_spelled(s, text, at) for s in self.secrets) if t is not None]
-        return at, any(done >= HOLD_MIN or inside for done, inside in found)
+        at = max(start, len(text) - self.longest)
+        while self._tail is not None and (candidate := self._tail.search(text, at)):
+            at = candidate.start()
+            found = [t for t in (_spelled(s, text, at) for s in self.secrets) if t is not None]
+            if found:
+                return at, any(done >= HOLD_MIN or inside for done, inside in found)
+            at += 1
+        return None
 
 
 def _spelled(secret: str, text: str, at: int) -> tuple[int, bool] | None:
