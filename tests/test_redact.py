@@ -235,3 +235,11 @@ def test_every_spelling_of_a_secret_is_found_in_text() -> None:
         assert pattern.redact_text(f"<{spelling}>") == f"<{REDACTED}>", spelling
     assert pattern.redact_text("sk-live-SECRET12") == "sk-live-SECRET12"
     assert re.search(REDACTED, pattern.redact_text(SECRET * 2)) is not None
+
+
+def test_a_token_a_thousand_characters_long_is_found_whole_and_by_its_start() -> None:
+    token = "eyJ" + "a1B2c3D4" * 120
+    pattern = SecretPattern([token])
+    assert pattern.redact_text(f"<{token}>") == f"<{REDACTED}>"
+    assert pattern.partial("said " + token[:500]) == (5, True)
+    assert pattern.partial("said " + token[:40] + "Q") is None
