@@ -170,7 +170,7 @@ def test_a_gzip_bomb_stops_at_the_event_limit_with_a_bounded_report(
     assert code == 2
     assert report["status"] == "truncated"
     assert 2_000_000 < report["bytes"] <= 2_000_000 + PIECE
-    assert report["trailing_bytes"] == report["bytes"]
+    assert report["trailing_chars"] == report["bytes"]  # ASCII: a character a byte
     assert len(report["trailing"]) == REPORTED_CHARS
     assert report["trailing"].startswith('data: {"choices":[{"index":0,"delta":{"content":"xxx')
     assert "one SSE event passed the size limit of 2000000 bytes" in stderr
@@ -187,7 +187,7 @@ def test_a_gzip_bombed_error_body_is_cut_and_bounded_in_the_report(
     )
     assert code == 1
     assert report["http_status"] == 500
-    assert 2_000_000 < report["body_bytes"] <= 2_000_000 + PIECE
+    assert 2_000_000 < report["body_chars"] <= 2_000_000 + PIECE
     assert len(report["body"]) == REPORTED_CHARS
     assert report["error"].startswith('HTTP 500: {"error":{"message":"xxx')
     assert len(report["error"]) < 3000

@@ -225,7 +225,7 @@ class StreamSession:
         if self.state.error is None:
             self.dialect.on_end()
         self.dialect.settle()  # a failed or empty stream still names a dialect
-        self.state.trailing_bytes = len(trailing.encode("utf-8", "surrogatepass"))
+        self.state.trailing_chars = len(trailing)
         self.state.end(trailing[:REPORTED_CHARS])
         return self.state.drain()
 
@@ -285,7 +285,7 @@ class StreamSession:
         body = b"".join(self._body).decode("utf-8", errors="replace")
         self._body = []
         self.state.body = body[:REPORTED_CHARS]
-        self.state.body_bytes = self._body_bytes
+        self.state.body_chars = len(body)
         if self.mode == "error":
             status = self.state.http_status
             retry = f" (Retry-After: {self.retry_after})" if self.retry_after else ""
@@ -301,7 +301,7 @@ class StreamSession:
                 None,
             )
             self.mode = "sse"
-            self.state.body = self.state.body_bytes = None
+            self.state.body = self.state.body_chars = None
             self._take_sse(self.decoder.feed(body.encode()), t)
         elif self.mode == "body" and not self.content_type:
             self.state.fail(f"not an SSE stream (nor a JSON response): {preview(body.strip())}")
