@@ -197,7 +197,10 @@ EXPECTED: dict[str, Expected] = {
     ),
     "refusal": Expected(0, "finished", "stop", refusal="I can't help with that."),
     "html-page": Expected(
-        1, "error", error_contains="neither SSE nor a JSON completion (text/html"
+        1,
+        "error",
+        anomalies={("dialect-unknown", None)},  # nothing in a proxy's login page tells one
+        error_contains="neither SSE nor a JSON completion (text/html",
     ),
     "json-completion": Expected(
         0,

@@ -527,6 +527,7 @@ def test_fault_names_and_their_parameters() -> None:
         "reset",
         "cut-chunk",
         "gzip",
+        "gzip-bomb",
         "redirect",
         "status",
     )

@@ -37,6 +37,10 @@ EXIT_LINT = 3  # the stream was sound, but an anomaly named by --fail-on occurre
 EXIT_INTERRUPTED = 130
 
 
+# The anomalies that say why a stream stopped before its finish.
+STOP_ANOMALY_KINDS = ("limit-reached", "connection-lost", "idle-timeout")
+
+
 class CommandError(Exception):
     """One line for stderr, and the exit code it means."""
 
@@ -275,7 +279,7 @@ def build_source(args: argparse.Namespace) -> Source:
         if warning:
             print(f"{PROG}: note: {warning}", file=sys.stderr)
             args.notice = warning
-        return HttpSource(request)
+        return HttpSource(request, dialect=args.dialect)
     if args.replay:
         from .sources.replay import ReplaySource
 
@@ -299,7 +303,7 @@ def one_line_summary(session: StreamSession) -> str | None:
         return state.error
     if state.status is Status.TRUNCATED:
         why = next(
-            (a.detail for a in state.anomalies if a.kind in ("limit-reached", "connection-lost")),
+            (a.detail for a in state.anomalies if a.kind in STOP_ANOMALY_KINDS),
             None,
         )
         cause = f": {why}" if why else ""
@@ -373,14 +377,14 @@ def run_headless(
     session = limits.session(source.label, dialect, live=False)
     tape = Tape(source.label) if bundle is not None else None
     try:
-        items = source_items(source, record, tape)
+        items = source_items(source, record, tape, limits.idle_timeout)
     except OSError as exc:  # the watch goes on without the recording
         reason = plain_reason(exc)
         print(f"{PROG}: cannot record to {record}: {reason}; not recording", file=sys.stderr)
-        items = source_items(source, None, tape)
+        items = source_items(source, None, tape, limits.idle_timeout)
     status = None
     try:
-        asyncio.run(pump(items, session, lambda events: None, limits.idle_timeout))
+        asyncio.run(pump(items, session, lambda events: None))
     except KeyboardInterrupt:
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED

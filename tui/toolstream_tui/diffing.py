@@ -20,9 +20,10 @@ from .core.detect import DIALECTS
 from .core.diff import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_TROUBLE, diff_states
 from .core.report import printable_json
 from .core.visible import inert
-from .sources import ResponseHead, SourceItem, TransportError, pump
-from .sources.base import plain_reason
-from .sources.replay import ReplaySource
+from .sources import SourceItem, TransportError, pump
+from .sources.base import UNREADABLE, plain_reason
+from .sources.recording import RecordingError
+from .sources.replay import ReplaySource, open_regular
 
 PROG = "toolstream-tui diff"
 EXIT_INTERRUPTED = 130
@@ -51,22 +52,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def check_readable(path: Path) -> None:
+    """Only a regular file that opens (a FIFO would block, a device never ends)."""
     try:
-        with path.open("rb"):
-            pass
+        open_regular(path).close()
     except OSError as exc:
         raise Unreadable(f"cannot read {path}: {plain_reason(exc)}") from exc
+    except RecordingError as exc:
+        raise Unreadable(f"cannot read {path}: {exc}") from exc
 
 
 async def _refusing_unreadable(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
-    """The replay's items; a failure before the response head means the recording
-    could not be read (a broken timing file), which is trouble, not a stream."""
-    opened = False
+    """The replay's items; a recording that cannot be read (a broken timing file)
+    is trouble, not a stream."""
     async with aclosing(items):
         async for item in items:
-            if isinstance(item, TransportError) and not opened:
+            if isinstance(item, TransportError) and item.kind == UNREADABLE:
                 raise Unreadable(item.message)
-            opened = opened or isinstance(item, ResponseHead)
             yield item
 
 

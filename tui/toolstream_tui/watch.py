@@ -62,14 +62,14 @@ class Watch:
     async def run(self, source: Source, record: Path | None) -> None:
         """Pump `source` into the session until it ends; a failure of the source or
         of the recording ends the stream with the reason, never a traceback."""
-        session = self.session
+        session, idle = self.session, self.options.limits.idle_timeout
         try:
-            items = source_items(source, record, self.tape)
+            items = source_items(source, record, self.tape, idle)
         except OSError as exc:
             self.record_error = f"cannot record to {record}: {exc.strerror}"
-            items = source_items(source, None, self.tape)
+            items = source_items(source, None, self.tape, idle)
         try:
-            await pump(items, session, self.received, self.options.limits.idle_timeout)
+            await pump(items, session, self.received)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             session.fail(f"{type(exc).__name__}: {exc}", 0.0)
 

@@ -17,6 +17,7 @@ COMMON = frozenset(
         "fragment-after-finish",
         "index-gap",
         "index-out-of-range",
+        "idle-timeout",
         "invalid-utf8",
         "limit-reached",
         "lone-surrogate",

@@ -70,7 +70,9 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "bytes": state.bytes_received,
         "http_status": state.http_status,
         "body": state.body,
+        "body_chars": state.body_chars,
         "trailing": state.trailing,
+        "trailing_chars": state.trailing_chars,
         "error": state.error,
         "timing": stream_timing(state),
     }

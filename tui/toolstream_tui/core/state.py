@@ -154,7 +154,9 @@ class StreamState:
     error: str | None = None
     http_status: int | None = None
     body: str | None = None
+    body_chars: int | None = None  # the whole body's length (`body` may keep only its start)
     trailing: str = ""
+    trailing_chars: int = 0  # the unterminated event's length (`trailing` may keep its start)
     events: int = 0
     bytes_received: int = 0
     last_data_at: float = 0.0  # arrival time of the latest read

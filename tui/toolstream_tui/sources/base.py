@@ -40,12 +40,20 @@ class BodyChunk:
     t: float
 
 
+TRANSPORT = "transport"  # the connection failed or broke
+IDLE_TIMEOUT = "idle-timeout"  # no data for --idle-timeout seconds: we stopped waiting
+UNREADABLE = "unreadable"  # a recording cannot be read: the source itself is broken
+STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE})
+
+
 @dataclass(frozen=True, slots=True)
 class TransportError:
-    """The transport failed. `message` is one line a user can act on."""
+    """The stream stopped before its end: `kind` says why (one of `STOP_KINDS`),
+    `message` is one line a user can act on."""
 
     message: str
     t: float
+    kind: str = TRANSPORT
 
 
 SourceItem = RequestSent | ResponseHead | BodyChunk | TransportError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -21,7 +22,8 @@ from .base import (
     monotonic,
     plain_reason,
 )
-from .secrets import Redactor, secrets_in
+from .decoding import ACCEPTED, BodyDecoder, UnsupportedEncoding
+from .secrets import Redactor, safe_headers, secrets_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +108,13 @@ def redacted_request(request: HttpRequest, redactor: Redactor) -> RequestSent:
 
 
 class HttpSource:
-    def __init__(self, request: HttpRequest, clock: Clock = monotonic) -> None:
+    def __init__(
+        self, request: HttpRequest, clock: Clock = monotonic, dialect: str | None = None
+    ) -> None:
+        """`dialect`: the one the watch reads the stream as, when it is given (the
+        redaction of echoed secrets reads it the same way)."""
         self.request = request
-        self.redactor = Redactor(secrets_in(request.url, request.headers))
+        self.redactor = Redactor(secrets_in(request.url, request.headers), dialect)
         self.label = self.redactor.url(request.url)
         self._clock = clock
 
@@ -127,15 +133,14 @@ class HttpSource:
             yield TransportError(f"invalid URL {request.url!r}: {problem}", elapsed())
             return
         timeout = httpx.Timeout(request.timeout)
+        headers = dict(request.headers)
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            headers["Accept-Encoding"] = ACCEPTED  # only what BodyDecoder decodes
         try:
             async with (
                 httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
                 aconnect_sse(
-                    client,
-                    request.method,
-                    request.url,
-                    headers=dict(request.headers),
-                    content=request.body,
+                    client, request.method, request.url, headers=headers, content=request.body
                 ) as event_source,
             ):
                 response = event_source.response
@@ -144,11 +149,17 @@ class HttpSource:
                     content_type=response.headers.get("content-type", ""),
                     reason=response.reason_phrase,
                     url=self.redactor.url(str(response.url)),
-                    headers=dict(response.headers),
+                    headers=self.redactor.headers(safe_headers(response.headers)),
                     redirects=tuple(self.redactor.url(str(hop.url)) for hop in response.history),
                     t=elapsed(),
                 )
-                async for chunk in response.aiter_bytes():
-                    yield BodyChunk(chunk, elapsed())
+                decoder = BodyDecoder(response.headers.get("content-encoding", ""))
+                async for raw in response.aiter_raw():
+                    for piece in decoder.decode(raw):
+                        yield BodyChunk(piece, elapsed())
+                for piece in decoder.flush():
+                    yield BodyChunk(piece, elapsed())
+        except (UnsupportedEncoding, zlib.error) as exc:
+            yield TransportError(f"cannot decode the body from {self.label}: {exc}", elapsed())
         except Exception as exc:  # whatever the transport raises ends the stream in one line
             yield TransportError(describe_transport_error(exc, request), elapsed())
