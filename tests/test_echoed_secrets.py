@@ -17,6 +17,7 @@ import pytest
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core.redact import REDACTED
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 
 SECRET = "sk-live-SECRET123-a1b2c3"
@@ -218,7 +219,8 @@ async def test_an_echoed_key_reaches_neither_the_screen_nor_an_export_nor_a_bund
         url=echo_stream.url, method="POST", headers={"Authorization": f"Bearer {SECRET}"}
     )
     app = ToolstreamApp(
-        HttpSource(request, clock=frozen_clock), clock=frozen_clock, output_dir=tmp_path
+        HttpSource(request, clock=frozen_clock),
+        WatchOptions(clock=frozen_clock, output_dir=tmp_path),
     )
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_settled(app)
