@@ -117,12 +117,18 @@ def test_a_signal_stops_the_proxy_cleanly(stub: StubServer, sent: signal.Signals
     assert "Traceback" not in proxy.stderr
 
 
-def test_without_headless_the_placeholder_says_so_and_prints_lines(stub: StubServer) -> None:
-    with proxy_process("--upstream", stub.base_url, "--exit-after", "1") as proxy:
-        proxy.send("/v1/chat/completions")
-        assert proxy.wait() == 0, proxy.stderr
-    assert "the request list is not built yet" in proxy.stderr
-    assert proxy.lines[0]["status"] == "finished"
+def test_without_a_terminal_the_request_list_says_to_add_headless(stub: StubServer) -> None:
+    """Piped or under a job runner, the request list cannot draw: one line, exit 2,
+    before anything listens."""
+    result = subprocess.run(
+        [console_script("toolstream-tui"), "proxy", "--upstream", stub.base_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "add --headless" in result.stderr and "listening" not in result.stderr
 
 
 def test_secrets_reach_neither_stdout_stderr_nor_recordings(
@@ -199,7 +205,8 @@ def test_a_port_in_use_is_one_line_and_exit_1(cli: CliRunner) -> None:
     taken = bind("127.0.0.1", 0)
     try:
         port = taken.getsockname()[1]
-        done = cli("proxy", "--upstream", "http://127.0.0.1:9", "--listen", f"127.0.0.1:{port}")
+        listen = f"127.0.0.1:{port}"
+        done = cli("proxy", "--headless", "--upstream", "http://127.0.0.1:9", "--listen", listen)
     finally:
         taken.close()
     assert done.returncode == 1

@@ -260,6 +260,7 @@ NO_COMPLETED = "Didn't receive a `response.completed` event."
 # Not a stream, or (Anthropic) no `event:` lines: the SDK saw no event at all, so its
 # final snapshot does not exist when asked for.
 NO_EVENT_SEEN_CHAT = Raises(AssertionError, raised_in="current_completion_snapshot")
+NO_EVENT_SEEN_ANTHROPIC = Raises(AssertionError, raised_in="get_final_message")
 SDK_RAISES: dict[str, Raises] = {
     "index-missing": Raises(TypeError, "list indices must be integers or slices, not NoneType"),
     "html-page": NO_EVENT_SEEN_CHAT,
@@ -274,7 +275,8 @@ SDK_RAISES: dict[str, Raises] = {
     "responses-incomplete": Raises(RuntimeError, NO_COMPLETED),
     "responses-truncated": Raises(RuntimeError, NO_COMPLETED),
     "anthropic-error": Raises(anthropic.APIStatusError, "overloaded_error"),
-    "anthropic-no-event-lines": Raises(AssertionError, raised_in="get_final_message"),
+    "anthropic-no-event-lines": NO_EVENT_SEEN_ANTHROPIC,
+    "anthropic-json": NO_EVENT_SEEN_ANTHROPIC,  # a whole message, read by the stream helper
     "anthropic-quirks": Raises(IndexError, "list index out of range"),
 }
 

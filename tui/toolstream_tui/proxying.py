@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .cli import UsageError, add_limit_options, fail_on_kinds, limits_of, lint_failures
+from .command_line import missing_terminal
 from .core.detect import DIALECTS
 from .core.report import printable_json
 from .core.visible import inert
@@ -304,6 +305,14 @@ def main_proxy(argv: Sequence[str]) -> int:
         fail_on = fail_on_kinds(args.fail_on, headless=True)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    no_terminal = None if args.headless else missing_terminal()
+    if no_terminal:  # before anything listens
+        print(
+            f"{PROG}: the request list needs a terminal and {no_terminal} is not one; "
+            "add --headless for one JSON line per request",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if args.record_dir is not None:
         try:

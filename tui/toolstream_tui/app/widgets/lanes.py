@@ -17,6 +17,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.css.scalar import Scalar
 from textual.events import Click, MouseScrollDown, MouseScrollUp
 from textual.geometry import Size
 from textual.message import Message
@@ -29,7 +30,7 @@ from ...core.visible import inert
 from ...views import LaneView, lane_heights
 from .lane import LEAST_ROWS, CallLane
 
-LIST_ROWS = 6  # the compact list's height when it is shown
+LIST_ROWS = 6  # the compact list's height when it is shown (less in a short terminal)
 WINDOW_LANE_ROWS = 8  # with more calls than fit, a lane's share: frame, 4 lines, fields, counter
 NO_STYLE = Style()
 SELECTED = Style(reverse=True)
@@ -132,11 +133,16 @@ class LaneColumn(Vertical, can_focus=True):
         yield self.deck
 
     # -- the window -----------------------------------------------------------------
+    def list_rows(self) -> int:
+        """The compact list's height: a quarter of the column, 3 to LIST_ROWS rows."""
+        return max(3, min(LIST_ROWS, self.content_region.height // 4))
+
     def capacity(self) -> int:
         """How many lanes the window holds beside the compact list: each gets room
-        for a few lines (the list is there to jump to the others)."""
-        rows = self.content_region.height - (LIST_ROWS if self.call_list.display else 0)
-        return max(1, rows // WINDOW_LANE_ROWS)
+        for a few lines (the list is there to jump to the others), and two lanes
+        show side by side in time whenever they fit at their least height."""
+        rows = self.content_region.height - (self.list_rows() if self.call_list.display else 0)
+        return max(1, min(2, rows // LEAST_ROWS), rows // WINDOW_LANE_ROWS)
 
     def window(self, selected: int | None) -> range:
         """Positions of the calls to show as lanes, keeping `selected` in view."""
@@ -187,6 +193,8 @@ class LaneColumn(Vertical, can_focus=True):
         self._show_placeholder(indexes, over)
         many = len(indexes) > self.capacity_all()
         self.call_list.display = many
+        if many and self.call_list.styles.height != Scalar.from_number(self.list_rows()):
+            self.call_list.styles.height = self.list_rows()
         window = self.window(selected)
         shown = [indexes[position] for position in window]
         self._mount_window(state, shown)
