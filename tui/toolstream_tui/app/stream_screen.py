@@ -352,7 +352,7 @@ class StreamScreen(Screen[None]):
     def timeline_figures(self) -> Figures:
         state = self.watch.state
         arrivals = {index: list(slot.pieces.times) for index, slot in state.calls.items()}
-        return stream_timing(state), arrivals, list(state.read_times)
+        return stream_timing(state).as_dict(), arrivals, list(state.read_times)
 
     def action_export(self) -> None:
         path = self.options.output / REPORT_NAME

@@ -50,7 +50,7 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "body": state.body,
         "trailing": state.trailing,
         "error": state.error,
-        "timing": stream_timing(state),
+        "timing": stream_timing(state).as_dict(),
     }
 
 
