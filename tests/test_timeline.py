@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,8 +18,9 @@ from conftest import frozen_clock, make_app, settled_then, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.screens.timeline import (
+    ArrivalStrip,
     Chart,
-    Strip,
+    TimelineFigures,
     TimelineScreen,
     axis_end,
     axis_rows,
@@ -34,7 +35,9 @@ from toolstream_tui.app.screens.timeline import (
     sparkline,
     tick_step,
 )
-from toolstream_tui.core.timing import Gap
+from toolstream_tui.core.fields import FieldTiming
+from toolstream_tui.core.state import CallSlot, StreamState
+from toolstream_tui.core.timing import Gap, call_timing, stream_timing
 from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.http import HttpRequest, HttpSource
@@ -100,10 +103,12 @@ def test_a_silence_marks_every_bin_it_overlaps() -> None:
 
 
 def test_the_axis_ends_at_the_last_time_known_and_never_at_zero() -> None:
-    timing: dict[str, Any] = {"last_byte": 3.0, "calls": []}
-    assert axis_end(timing, {0: [1.0, 3.5]}, [0.5]) == 3.5
-    assert axis_end({"last_byte": None, "calls": []}, {}, []) == 1.0
-    assert axis_end({"last_byte": 0.0, "calls": []}, {0: [0.0]}, [0.0]) == 1.0
+    nothing_known = stream_timing(StreamState("test", None))
+    last_byte_at_3 = replace(nothing_known, last_byte=3.0)
+    assert axis_end(TimelineFigures(last_byte_at_3, {0: [1.0, 3.5]}, [0.5])) == 3.5
+    assert axis_end(TimelineFigures(nothing_known, {}, [])) == 1.0
+    last_byte_at_0 = replace(nothing_known, last_byte=0.0)
+    assert axis_end(TimelineFigures(last_byte_at_0, {0: [0.0]}, [0.0])) == 1.0
 
 
 def test_ticks_are_round_and_leave_room_for_their_labels() -> None:
@@ -117,7 +122,7 @@ def test_ticks_are_round_and_leave_room_for_their_labels() -> None:
 
 
 def test_a_strip_draws_arrivals_silences_and_the_time_before_it_began() -> None:
-    strip = Strip(
+    strip = ArrivalStrip(
         label=Text("#0"),
         times=[1.0, 1.0, 1.2, 3.9],
         style="green",
@@ -129,16 +134,20 @@ def test_a_strip_draws_arrivals_silences_and_the_time_before_it_began() -> None:
     assert draw_strip(strip, 4.0, 8).plain == "─┃█····▃"
 
 
+def call_named(index: int, name: str | None) -> Text:
+    return call_label(call_timing(CallSlot(index, None, name, started_at=0.0), 1.0))
+
+
 def test_model_text_in_labels_is_shown_literally() -> None:
-    label = call_label({"index": 3, "name": "[red]x\x1b[0m"})
+    label = call_named(3, "[red]x\x1b[0m")
     assert label.plain == "#3 [red]x␛[0m"
     assert all("red" not in str(span.style) for span in label.spans)
-    assert call_label({"index": 0, "name": None}).plain == "#0 ?"
+    assert call_named(0, None).plain == "#0 ?"
 
 
 def test_a_field_not_yet_complete_shows_an_ellipsis() -> None:
-    assert field_time({"key": "city", "named": 1.9, "complete": 3.5}).plain == "city 1.90→3.50 s"
-    assert field_time({"key": "days", "named": 3.5, "complete": None}).plain == "days 3.50→…"
+    assert field_time(FieldTiming("city", 1.9, 3.5)).plain == "city 1.90→3.50 s"
+    assert field_time(FieldTiming("days", 3.5, None)).plain == "days 3.50→…"
 
 
 def test_items_flow_onto_as_few_lines_as_fit() -> None:

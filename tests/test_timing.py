@@ -4,6 +4,7 @@ became known) and the report's `timing` section."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +15,11 @@ from streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
 from conftest import CliRunner
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core import fields as fields_module
-from toolstream_tui.core.fields import FieldClock, FieldScanner
+from toolstream_tui.core.fields import FieldClock, FieldScanner, FieldTiming
 from toolstream_tui.core.pieces import TextPieces
-from toolstream_tui.core.timing import gaps
+from toolstream_tui.core.timing import MAX_GAPS, gaps, stream_timing
+
+README = Path(__file__).parent.parent / "README.md"
 
 
 def scanned(pieces: list[str]) -> list[tuple[str, int, int | None]]:
@@ -206,6 +209,61 @@ def test_the_stall_threshold_is_the_sessions() -> None:
     timing = build_report(session.state)["timing"]
     assert timing["stall_threshold"] == 0.05
     assert [stall["after"] for stall in timing["stalls"]] == [0, 1, 2, 3, 4, 5]
+
+
+def test_the_timing_values_are_typed_and_to_the_millisecond() -> None:
+    """The screen reads these values and the report prints them: both say 0.123."""
+    session = StreamSession("test")
+    session.open(200, "text/event-stream", t=0.10004)
+    session.feed(sse(chunk(tc(0, "call_1", "get_weather", '{"city": "Oslo"'))), 0.12345)
+    session.feed(sse(chunk(tc(0, args="}")), chunk(finish="tool_calls"), "[DONE]"), 0.2006)
+    session.close(0.2006)
+    timing = stream_timing(session.state)
+    assert (timing.response, timing.first_byte, timing.last_byte) == (0.1, 0.123, 0.201)
+    (call,) = timing.calls
+    assert (call.started, call.named, call.first_fragment, call.last_fragment) == (
+        0.123,
+        0.123,
+        0.123,
+        0.201,
+    )
+    assert call.fields == (FieldTiming("city", 0.123, 0.123),)
+    assert (call.first_usable_field, timing.first_usable_field) == (0.123, 0.123)
+    (reported,) = build_report(session.state)["timing"]["calls"]
+    assert reported["fields"] == [{"key": "city", "named": 0.123, "complete": 0.123}]
+
+
+def test_a_limping_stream_lists_the_first_silences_and_counts_them_all() -> None:
+    session = StreamSession("test", stall_threshold=0.01)
+    session.open(200, "text/event-stream", t=0.0)
+    session.feed(sse(chunk(tc(0, "call_1", "get_weather", "["))), 0.0)
+    limps = MAX_GAPS + 20
+    for number in range(1, limps + 1):
+        session.feed(sse(chunk(tc(0, args="1,"))), number * 0.1)
+    timing = stream_timing(session.state)
+    (call,) = timing.calls
+    assert (timing.stalls_total, call.gaps_total) == (limps, limps)
+    assert [stall.after for stall in timing.stalls] == list(range(1, MAX_GAPS + 1))
+    assert [gap.after for gap in call.gaps] == list(range(1, MAX_GAPS + 1))
+    reported = build_report(session.state)["timing"]
+    assert len(reported["stalls"]) == len(reported["calls"][0]["gaps"]) == MAX_GAPS
+    assert reported["stalls"][-1] == {"after": MAX_GAPS, "start": 9.9, "seconds": 0.1}
+
+
+def test_the_readme_report_example_has_the_timing_sections_keys_in_order() -> None:
+    readme = README.read_text(encoding="utf-8").split("## The headless report", 1)[1]
+    example = json.loads(readme.split("```json\n", 1)[1].split("```", 1)[0])["timing"]
+    session = StreamSession("test")
+    session.open(200, "text/event-stream", t=0.1)
+    for t, body in READS:
+        session.feed(body, t)
+    session.close(3.6)
+    timing = build_report(session.state)["timing"]
+    assert list(example) == list(timing)
+    assert list(example["text"]) == list(timing["text"])
+    assert list(example["calls"][0]) == list(timing["calls"][0])
+    assert list(example["calls"][0]["fields"][0]) == list(timing["calls"][0]["fields"][0])
+    assert list(timing["stalls"][0]) == ["after", "start", "seconds"]
 
 
 def test_headless_reports_timing_with_the_threshold_asked_for(cli: CliRunner) -> None:

@@ -40,7 +40,7 @@ from ..watch import Watch
 from .screens.anomalies import AnomaliesScreen
 from .screens.confirm import ConfirmScreen
 from .screens.inspector import ROW_LIMIT, InspectorScreen
-from .screens.timeline import Figures, TimelineScreen
+from .screens.timeline import TimelineFigures, TimelineScreen
 from .widgets.lane import CallLane
 from .widgets.lanes import CallList, LaneColumn
 from .widgets.raw_log import RawLog
@@ -369,10 +369,10 @@ class StreamScreen(Screen[None]):
     def action_timeline(self) -> None:
         self.app.push_screen(TimelineScreen(self.timeline_figures, lambda: self.watch.state.ended))
 
-    def timeline_figures(self) -> Figures:
+    def timeline_figures(self) -> TimelineFigures:
         state = self.watch.state
-        arrivals = {index: list(slot.pieces.times) for index, slot in state.calls.items()}
-        return stream_timing(state), arrivals, list(state.read_times)
+        arrivals = {index: slot.pieces.times for index, slot in state.calls.items()}
+        return TimelineFigures(stream_timing(state), arrivals, state.read_times)
 
     def action_export(self) -> None:
         path = self.options.output / REPORT_NAME

@@ -74,7 +74,7 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "trailing": state.trailing,
         "trailing_chars": state.trailing_chars,
         "error": state.error,
-        "timing": stream_timing(state),
+        "timing": stream_timing(state).as_dict(),
     }
 
 
