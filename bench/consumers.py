@@ -180,19 +180,20 @@ async def app_settle_seconds(
     `preview`: with live previews on; `stats` receives their parse counts."""
     from toolstream_tui.app import ToolstreamApp
     from toolstream_tui.app.app import tune_garbage_collector
+    from toolstream_tui.options import WatchOptions
     from toolstream_tui.sources.replay import ReplaySource
 
     tune_garbage_collector()  # as run_app does
-    app = ToolstreamApp(ReplaySource(path, speed=0), preview=preview)
+    app = ToolstreamApp(ReplaySource(path, speed=0), WatchOptions(preview=preview))
     start = time.perf_counter()
     async with app.run_test(size=APP_SIZE):
         await asyncio.wait_for(app.settled_event.wait(), timeout)
         seconds = time.perf_counter() - start
         if stats is not None:
-            lanes = app.lanes.ordered()
+            lanes = list(app.stream.lanes.lanes.values())
             stats["parses"] = sum(lane.preview.parses for lane in lanes)
             stats["parsed_chars"] = sum(lane.preview.parsed_chars for lane in lanes)
-            stats["argument_chars"] = sum(lane.chars for lane in lanes)
+            stats["argument_chars"] = sum(lane.view.chars for lane in lanes if lane.view)
     if app.session.state.status.value != "finished":
         raise RuntimeError(f"app ended {app.session.state.status.value} on {path}")
     return seconds
@@ -219,11 +220,11 @@ async def key_latencies(
     async with app.run_test(size=APP_SIZE) as pilot:
         while len(presses) < limit:
             settled = app.settled_event.is_set()
-            shown = app.raw_log.display
+            shown = app.stream.raw_log.display
             events = app.session.state.events
             sent = time.perf_counter()
             press = asyncio.create_task(pilot.press("l"))
-            await asyncio.wait_for(until_toggled(app.raw_log, shown), timeout)
+            await asyncio.wait_for(until_toggled(app.stream.raw_log, shown), timeout)
             handled = time.perf_counter()
             presses.append(KeyPress(sent - start, events, settled, handled - sent))
             await press

@@ -46,7 +46,7 @@ def follow_every_fragment(slot: CallSlot) -> tuple[float, ArgumentsPreview]:
     preview = ArgumentsPreview(clock=lambda: 0.0)  # no catch-up: the throttle alone
     raw, length = slot.arguments_raw, 0
     start = time.perf_counter()
-    for fragment in slot.fragments:
+    for fragment in slot.fragments():
         length += len(fragment)
         if preview.due(length):
             preview.update(raw[:length])
@@ -56,7 +56,7 @@ def follow_every_fragment(slot: CallSlot) -> tuple[float, ArgumentsPreview]:
 def naive_estimate(slot: CallSlot) -> float:
     """Seconds to parse the buffer after every fragment, from a sample."""
     raw, ends, length = slot.arguments_raw, [], 0
-    for fragment in slot.fragments:
+    for fragment in slot.fragments():
         length += len(fragment)
         ends.append(length)
     sample = ends[:: max(1, len(ends) // SAMPLES)]
@@ -80,7 +80,7 @@ def main() -> None:
         json.loads(slot.arguments_raw)
         strict = time.perf_counter() - start
         seconds, preview = follow_every_fragment(slot)
-        print(f"huge-args: {len(slot.fragments):,} fragments, {slot.length:,} chars")
+        print(f"huge-args: {slot.fragment_count:,} fragments, {slot.length:,} chars")
         print(f"  one strict parse:               {strict * 1000:8.1f} ms")
         print(
             f"  preview after every fragment:   {seconds * 1000:8.1f} ms, {preview.parses} parses "

@@ -13,6 +13,7 @@ import pytest
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 
 
@@ -81,17 +82,23 @@ def make_app(server: StubServer, scenario: str, **options: Any) -> ToolstreamApp
     request = HttpRequest(url=server.scenario_url(scenario), method="POST", body=body)
     source = HttpSource(request, clock=frozen_clock)
     source.label = f"stub:{scenario}"
-    app = ToolstreamApp(source, clock=frozen_clock, keep_handled=True, **options)
+    app = ToolstreamApp(source, WatchOptions(**{"clock": frozen_clock, **options}))
     app.animation_level = "none"
     return app
 
 
-async def wait_settled(app: ToolstreamApp, timeout: float = 30.0) -> None:
+# Far above the worst case seen (about 40 s for the 1 MB huge-args stream with
+# both cores busy with other work): a deadline only catches a hang, never a slow
+# machine.
+SETTLE_TIMEOUT = 300.0
+
+
+async def wait_settled(app: ToolstreamApp, timeout: float = SETTLE_TIMEOUT) -> None:
     """Until everything the stream sent is on screen (fails loudly on timeout)."""
     await asyncio.wait_for(app.settled_event.wait(), timeout)
 
 
-async def wait_received(app: ToolstreamApp, timeout: float = 30.0) -> None:
+async def wait_received(app: ToolstreamApp, timeout: float = SETTLE_TIMEOUT) -> None:
     """Until the whole stream has been received (the display may still be paused)."""
     await asyncio.wait_for(app.workers.wait_for_complete(), timeout)
 

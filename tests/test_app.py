@@ -1,4 +1,8 @@
-"""The app's behaviour, driven with Pilot against the stub over loopback HTTP."""
+"""The app's behaviour, driven with Pilot against the stub over loopback HTTP.
+
+The screen is a function of the core's state at the display cursor (the last
+wire event shown), so these tests read the cursor, the views the widgets drew
+and the core's state, never a copy of the stream kept by a widget."""
 
 from __future__ import annotations
 
@@ -10,58 +14,82 @@ import pytest
 from streaming import untimed
 
 from conftest import CliRunner, frozen_clock, make_app, wait_received, wait_settled
-from toolstream_stubs import StubServer, list_scenarios
+from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.app.app import BURST_EVENTS, BURST_REDRAW_SECONDS
+from toolstream_tui.app.stream_screen import BURST_EVENTS, BURST_REDRAW_SECONDS, StreamScreen
 from toolstream_tui.app.widgets.lane import CallLane
-from toolstream_tui.app.widgets.text_pane import TextPane
-from toolstream_tui.core import build_report
-from toolstream_tui.core.events import (
-    CallParsed,
-    CallStarted,
-    FinishSeen,
-    WireEvent,
-)
+from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.replay import ReplaySource
 
 SIZE = (120, 40)
 
 
-def lane_view(lane: CallLane) -> str:
-    return "tree" if lane.show_tree else "raw"
+def mode(lane: CallLane) -> str:
+    assert lane.view is not None
+    return lane.view.mode
+
+
+def lanes(screen: StreamScreen) -> list[CallLane]:
+    return [screen.lanes.lanes[index] for index in sorted(screen.lanes.lanes)]
 
 
 async def test_lanes_flip_exactly_at_the_finish_event(app_stub: StubServer) -> None:
     app = make_app(app_stub, "weather", start_paused=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_received(app)
-        finish_seen = False
-        while not finish_seen:
+        screen, state = app.stream, app.session.state
+        assert state.finish_event is not None
+        while screen.cursor < state.finish_event:
             await pilot.press("n")
-            finish_seen = any(isinstance(event, FinishSeen) for event in app.handled)
-            lane = app.lanes.lanes[0]
-            if not finish_seen:
-                assert lane_view(lane) == "raw", "flipped before the finish"
-                assert not lane.parsed
-        assert lane_view(app.lanes.lanes[0]) == "tree"
-        assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
-        kinds = [type(event) for event in app.handled]
-        assert kinds.index(FinishSeen) < kinds.index(CallParsed)
+            if screen.cursor < state.finish_event and screen.lanes.lanes:
+                assert mode(screen.lanes.lanes[0]) == "raw", "flipped before the finish"
+                assert screen.lanes.lanes[0].view.state == "streaming"
+        lane = screen.lanes.lanes[0]
+        assert mode(lane) == "tree" and lane.view.state == "parsed"
+        assert 'location: "Beijing"' in "\n".join(lane.arguments_tree.plain_labels())
 
 
 async def test_step_advances_one_wire_event(app_stub: StubServer) -> None:
     app = make_app(app_stub, "weather", start_paused=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_received(app)
-        for expected_events in range(1, 5):
+        screen = app.stream
+        assert screen.cursor == 0
+        for expected in range(1, 5):
             await pilot.press("n")
-            wire = [event.number for event in app.handled if isinstance(event, WireEvent)]
-            assert wire == list(range(1, expected_events + 1))
-        lane = app.lanes.lanes[0]
-        assert lane.fragments == 3  # the head carried none; then '{"loc', 'ation', '":"Be'
+            assert screen.cursor == expected
+        lane = screen.lanes.lanes[0]
+        assert lane.view.fragments == 3  # the head carried none; then '{"loc', 'ation', '":"Be'
         assert "".join(lane.buffer.plain_lines()) == '{"location":"Be'
+        assert screen.status_bar.view.shown_events == 4
         await pilot.press("n")
-        assert lane.fragments == 4
+        assert lane.view.fragments == 4
+
+
+async def test_stepping_shows_exactly_the_stream_cut_at_each_event(app_stub: StubServer) -> None:
+    """At every step, the lanes equal the headless report of the stream cut after
+    that many events: nothing shown early, nothing held back."""
+    blocks = load_scenario("parallel").events
+    app = make_app(app_stub, "parallel", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        screen = app.stream
+        for count in range(1, len(blocks) + 1):
+            await pilot.press("n")
+            cut = StreamSession("cut", live=False)
+            cut.open(200, "text/event-stream")
+            cut.feed(b"".join(blocks[:count]), 0.0)
+            report = build_report(cut.state)
+            shown = lanes(screen)
+            assert [lane.index for lane in shown] == [c["index"] for c in report["tool_calls"]]
+            for lane, call in zip(shown, report["tool_calls"], strict=True):
+                assert lane.view.chars == len(call["arguments_raw"])
+                assert lane.view.fragments == call["fragments"]
+                assert lane.view.title.startswith(f"#{call['index']} {call['name'] or '?'} · ")
+                if lane.view.mode == "raw":
+                    assert "".join(lane.buffer.plain_lines()) == call["arguments_raw"]
+            assert screen.status_bar.view.shown_events == count
 
 
 async def test_pause_holds_the_display_and_resume_catches_up(app_stub: StubServer) -> None:
@@ -69,12 +97,14 @@ async def test_pause_holds_the_display_and_resume_catches_up(app_stub: StubServe
     async with app.run_test(size=SIZE) as pilot:
         await wait_received(app)
         await pilot.pause()
-        assert app.handled == []
-        assert app.lanes.lanes == {}
+        screen = app.stream
+        assert screen.cursor == 0 and screen.lanes.lanes == {}
+        assert app.session.state.events > 0, "received while the display was paused"
+        assert screen.status_bar.view.state == "streaming"
         await pilot.press("space")
         await wait_settled(app)
-        assert [lane.state for lane in app.lanes.ordered()] == ["parsed", "parsed"]
-        text = app.query_one(TextPane).typed.plain_lines()
+        assert [lane.view.state for lane in lanes(screen)] == ["parsed", "parsed"]
+        text = screen.text_pane.typed.plain_lines()
         assert "".join(text) == "I'll check the weather in 北京 and 上海 for you."
 
 
@@ -82,15 +112,16 @@ async def test_toggle_lane_and_all_lanes(app_stub: StubServer) -> None:
     app = make_app(app_stub, "demo")
     async with app.run_test(size=SIZE) as pilot:
         await wait_settled(app)
-        first, second = app.lanes.ordered()
-        assert (lane_view(first), lane_view(second)) == ("tree", "tree")
-        first.focus()
-        await pilot.press("t")
-        assert (lane_view(first), lane_view(second)) == ("raw", "tree")
+        first, second = lanes(app.stream)
+        assert (mode(first), mode(second)) == ("tree", "tree")
+        await pilot.press("t")  # the first lane is selected
+        assert (mode(first), mode(second)) == ("raw", "tree")
         await pilot.press("T")
-        assert (lane_view(first), lane_view(second)) == ("tree", "tree")
+        assert (mode(first), mode(second)) == ("tree", "tree")
         await pilot.press("T")
-        assert (lane_view(first), lane_view(second)) == ("raw", "raw")
+        assert (mode(first), mode(second)) == ("raw", "raw")
+        await pilot.press("j", "t")
+        assert (mode(first), mode(second)) == ("raw", "tree")
 
 
 async def test_a_failed_parse_stays_raw_and_marks_the_error_position(
@@ -99,37 +130,52 @@ async def test_a_failed_parse_stays_raw_and_marks_the_error_position(
     app = make_app(app_stub, "invalid-json")
     async with app.run_test(size=SIZE) as pilot:
         await wait_settled(app)
-        bad, good = app.lanes.ordered()
-        assert bad.state == "invalid JSON" and lane_view(bad) == "raw"
-        assert good.state == "parsed" and lane_view(good) == "tree"
+        bad, good = lanes(app.stream)
+        assert bad.view.state == "invalid JSON" and mode(bad) == "raw"
+        assert good.view.state == "parsed" and mode(good) == "tree"
         raw = "".join(bad.buffer.plain_lines())
         assert bad.buffer.mark == raw.index("}")
         await pilot.press("t")  # a failed lane has no tree to toggle to
-        assert lane_view(bad) == "raw"
+        assert mode(bad) == "raw"
 
 
 async def test_truncated_stream_leaves_lanes_raw_and_marked(app_stub: StubServer) -> None:
     app = make_app(app_stub, "truncated")
     async with app.run_test(size=SIZE):
         await wait_settled(app)
-        (lane,) = app.lanes.ordered()
-        assert lane.state == "truncated" and lane_view(lane) == "raw"
+        (lane,) = lanes(app.stream)
+        assert lane.view.state == "truncated" and mode(lane) == "raw"
+        assert lane.has_class("-truncated")
         assert "".join(lane.buffer.plain_lines()) == '{"location":"San Franci'
-        assert app.facts.state == "truncated"
+        assert app.stream.status_bar.view.state == "truncated"
 
 
 async def test_raw_log_toggle_shows_every_event(app_stub: StubServer) -> None:
     app = make_app(app_stub, "weather")
     async with app.run_test(size=SIZE) as pilot:
         await wait_settled(app)
-        assert not app.raw_log.display
+        raw_log = app.stream.raw_log
+        assert not raw_log.display
         await pilot.press("l")
-        assert app.raw_log.display
-        lines = [line for line in app.raw_log.plain_lines() if line.startswith("#")]
+        assert raw_log.display
+        lines = [line for line in raw_log.plain_lines() if line.startswith("#")]
         assert len(lines) == app.session.state.events == 8  # head, 5 fragments, finish, [DONE]
-        assert lines[-1].endswith("data: [DONE]")
-        longest = max(map(len, app.raw_log.plain_lines()))
-        assert app.raw_log.virtual_size.width >= longest, "measured once shown: scrolls to the end"
+        assert lines[-1].endswith("[DONE]")
+        assert 'delta {"tool_calls":[{"index":0,"function":{"arguments":"ation"}}]}' in lines[2]
+        assert "chat.completion.chunk" not in lines[2], "the envelope is a key away"
+        await pilot.press("v")
+        assert "chat.completion.chunk" in raw_log.plain_lines()[2]
+        longest = max(map(len, raw_log.plain_lines()))
+        assert raw_log.virtual_size.width >= longest, "scrolls to the end of the longest line"
+
+
+async def test_raw_log_shows_the_events_up_to_the_cursor(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "weather", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        await pilot.press("l", "n", "n", "n")
+        numbers = [line.split()[0] for line in app.stream.raw_log.plain_lines()]
+        assert numbers == ["#1", "#2", "#3"]
 
 
 async def test_export_writes_the_same_json_as_headless(
@@ -160,11 +206,12 @@ async def test_restart_runs_the_stream_again(app_stub: StubServer) -> None:
     app = make_app(app_stub, "weather")
     async with app.run_test(size=SIZE) as pilot:
         await wait_settled(app)
+        first_run = app.session
         await pilot.press("r")
         await wait_settled(app)
-        assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
-        started = [event for event in app.handled if isinstance(event, CallStarted)]
-        assert len(started) == 1, "the first run's events were not cleared"
+        assert app.session is not first_run
+        assert list(app.stream.lanes.lanes) == [0], "the first run's lanes were cleared"
+        assert app.session.state.calls[0].arguments == {"location": "Beijing"}
         requests = [r for r in app_stub.requests if r.path.endswith("weather/v1/chat/completions")]
         assert len(requests) >= 2
 
@@ -173,12 +220,12 @@ async def test_http_error_shows_status_and_body(app_stub: StubServer) -> None:
     app = make_app(app_stub, "http-401")
     async with app.run_test(size=SIZE):
         await wait_settled(app)
-        banner = app.query_one("#error-banner")
+        banner = app.stream.error_banner
         assert banner.display
         shown = str(banner.render())
         assert "HTTP 401: Incorrect API key provided" in shown
         assert '"code":"invalid_api_key"' in shown
-        assert app.facts.state == "error"
+        assert app.stream.status_bar.view.state == "error"
 
 
 async def test_inspector_lists_every_fragment_and_none_parses_alone(
@@ -199,7 +246,7 @@ async def test_inspector_lists_every_fragment_and_none_parses_alone(
         assert [row["length"] for row in screen.rows] == [5, 5, 5, 5, 2]
         assert not any(row["parses_alone"] for row in screen.rows)
         await pilot.press("escape")
-        assert app.screen is app.screen_stack[0]
+        assert app.screen is app.stream
 
 
 HOSTILE_TEXT = "[bold]not bold[/] [link=https://x.invalid]x[/link] \x1b[31mred\x1b[0m bell\x07"
@@ -219,13 +266,15 @@ async def test_markup_and_escapes_in_model_output_are_shown_literally(tmp_path: 
         + chunk({}, "tool_calls")
         + b"data: [DONE]\n\n"
     )
-    app = ToolstreamApp(ReplaySource(recording, speed=0, clock=frozen_clock), clock=frozen_clock)
+    app = ToolstreamApp(
+        ReplaySource(recording, speed=0, clock=frozen_clock), WatchOptions(clock=frozen_clock)
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_settled(app)
         await pilot.pause()
-        shown = "".join(app.text_pane.typed.plain_lines())
+        shown = "".join(app.stream.text_pane.typed.plain_lines())
         assert shown == "[bold]not bold[/] [link=https://x.invalid]x[/link] ␛[31mred␛[0m bell␇"
-        lane = app.lanes.lanes[0]
+        lane = app.stream.lanes.lanes[0]
         assert "[i]x" in "\n".join(lane.arguments_tree.plain_labels())
         svg = app.export_screenshot()
     assert "\x1b" not in svg and "\x07" not in svg
@@ -239,10 +288,10 @@ async def test_double_click_on_a_lane_opens_its_inspector(app_stub: StubServer) 
     async with app.run_test(size=SIZE) as pilot:
         await wait_settled(app)
         await pilot.pause()
-        second = app.lanes.lanes[1]
+        second = app.stream.lanes.lanes[1]
         await pilot.click(second)
-        assert app.focused is second
-        assert app.screen is app.screen_stack[0]
+        assert app.stream.selected == 1 and second.has_class("-selected")
+        assert app.screen is app.stream
         await pilot.double_click(second)
         assert app.screen.title_text.startswith("fragments of call #1 get_time")
 
@@ -251,23 +300,23 @@ async def test_typing_speed_reveals_text_at_a_steady_rate(app_stub: StubServer) 
     """With --typing-cps 10, each second of the (manual) clock reveals 10 characters,
     however fast the stream delivered them."""
     now = [0.0]
-    app = make_app(app_stub, "text-only", typing_cps=10)
-    app.clock = lambda: now[0]
+    app = make_app(app_stub, "text-only", typing_cps=10, clock=lambda: now[0])
     async with app.run_test(size=SIZE) as pilot:
         await wait_received(app)
         await pilot.pause()
-        app.tick()
-        shown_at_start = app.text_pane.revealed
+        screen = app.stream
+        screen.tick()
+        shown_at_start = screen.text_pane.revealed
         for second in range(1, 4):
             now[0] = float(second)
-            app.tick()
-            assert app.text_pane.revealed == shown_at_start + 10 * second
-        assert not app.text_pane.caught_up
-        total = len("".join(app.session.state.text))
+            screen.tick()
+            assert screen.text_pane.revealed == shown_at_start + 10 * second
+        assert not screen.text_pane.caught_up
+        total = len(app.session.state.text)
         now[0] = 1000.0
-        app.tick()
-        assert app.text_pane.revealed == total
-        assert app.text_pane.caught_up
+        screen.tick()
+        assert screen.text_pane.revealed == total
+        assert screen.text_pane.caught_up
 
 
 @pytest.mark.parametrize("scenario", [info.name for info in list_scenarios()])
@@ -277,21 +326,28 @@ async def test_every_scenario_settles_with_lanes_matching_the_report(
     app = make_app(app_stub, scenario)
     async with app.run_test(size=SIZE):
         await wait_settled(app)
+        screen = app.stream
         report = build_report(app.session.state)
-        lanes = app.lanes.ordered()
-        assert [lane.index for lane in lanes] == [call["index"] for call in report["tool_calls"]]
-        for lane, call in zip(lanes, report["tool_calls"], strict=True):
-            assert lane.parsed == (call["arguments"] is not None)
-            assert lane.show_tree == lane.parsed
-            assert lane.arguments == call["arguments"]
-            assert lane.chars == len(call["arguments_raw"])
+        calls = report["tool_calls"]
+        assert screen.lanes.indexes == [call["index"] for call in calls]
+        for lane in lanes(screen):
+            call = next(call for call in calls if call["index"] == lane.index)
+            assert (lane.view.state == "parsed" or lane.view.tone == "schema") == (
+                call["arguments"] is not None
+            )
+            assert mode(lane) == ("tree" if call["arguments"] is not None else "raw")
+            assert lane.view.chars == len(call.get("arguments_streamed", call["arguments_raw"]))
             on_lane = [a for a in report["anomalies"] if a["index"] == lane.index]
-            assert len(lane.anomalies) == len(on_lane)
-        assert app.facts.state == report["status"]
-        assert app.error_banner.has_class("-shown") == (report["status"] == "error")
-        assert app.text_pane.revealed == len(
-            report["text"] + report["reasoning"] + report["refusal"]
-        )
+            assert lane.view.anomalies == len(on_lane)
+        view = screen.status_bar.view
+        assert view.state == report["status"]
+        assert view.anomalies == len(report["anomalies"])
+        assert screen.error_banner.has_class("-shown") == (report["status"] == "error")
+        shown = screen.text_pane.revealed
+        labels = sum(bool(report[channel]) for channel in ("reasoning", "refusal"))
+        streamed = report.get("text_streamed", report["text"])  # what the pane types out
+        assert shown >= len(streamed + report["reasoning"] + report["refusal"])
+        assert shown <= len(streamed + report["reasoning"] + report["refusal"]) + 12 * labels
 
 
 async def test_every_binding_is_in_the_command_palette(app_stub: StubServer) -> None:
@@ -299,22 +355,23 @@ async def test_every_binding_is_in_the_command_palette(app_stub: StubServer) -> 
     async with app.run_test(size=SIZE):
         titles = {command.title for command in app.get_system_commands(app.screen)}
     assert "Quit" in titles
-    for binding in ToolstreamApp.BINDINGS:
-        assert binding.description in titles or binding.action == "quit"
+    for binding in StreamScreen.BINDINGS:
+        assert binding.description in titles
 
 
-async def test_only_lanes_in_view_are_redrawn(app_stub: StubServer) -> None:
+async def test_only_the_lanes_in_view_are_widgets(app_stub: StubServer) -> None:
     app = make_app(app_stub, "many-parallel")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_settled(app)
-        lanes = app.lanes.ordered()
-        assert lanes[0] in app.lanes.visible()
-        assert lanes[-1] not in app.lanes.visible()
-        app.lanes.scroll_end(animate=False, immediate=True)
-        await pilot.pause()
-        assert lanes[-1] in app.lanes.visible()
-        assert lanes[0] not in app.lanes.visible()
-        assert len(app.lanes.visible()) < len(lanes)
+        screen = app.stream
+        shown = sorted(screen.lanes.lanes)
+        assert len(shown) < len(screen.lanes.indexes) == 16
+        assert screen.lanes.call_list.display, "a compact list jumps between the calls"
+        for _ in range(15):
+            await pilot.press("j")
+        assert screen.selected == 15
+        assert 15 in screen.lanes.lanes and 0 not in screen.lanes.lanes
+        assert len(screen.query(CallLane)) == len(screen.lanes.lanes)
 
 
 async def test_preview_follows_each_step_and_gives_way_to_the_parsed_tree(
@@ -325,10 +382,10 @@ async def test_preview_follows_each_step_and_gives_way_to_the_parsed_tree(
         await wait_received(app)
         for _ in range(4):
             await pilot.press("n")
-        lane = app.lanes.lanes[0]
-        assert lane.view == "raw"
+        lane = app.stream.lanes.lanes[0]
+        assert mode(lane) == "raw"
         await pilot.press("p")
-        assert lane.view == "preview"
+        assert mode(lane) == "preview"
         assert lane.preview.value == {"location": "Be"}
         assert str(lane.preview_tree.root.label).startswith("preview of 15 chars, not final")
         await pilot.press("n")  # 'ijing'
@@ -336,17 +393,17 @@ async def test_preview_follows_each_step_and_gives_way_to_the_parsed_tree(
         assert "streaming · preview" in str(lane.border_subtitle)
         await pilot.press("space")
         await wait_settled(app)
-        assert lane.view == "tree" and lane.arguments == {"location": "Beijing"}
+        assert mode(lane) == "tree" and lane.view.state == "parsed"
         assert "preview" not in str(lane.border_subtitle)
         await pilot.press("t")
-        assert lane.view == "raw", "after the finish, t still flips between tree and raw"
+        assert mode(lane) == "raw", "after the finish, t still flips between tree and raw"
 
 
 async def test_each_lane_says_when_its_fields_were_complete(app_stub: StubServer) -> None:
     app = make_app(app_stub, "schema-mismatch")
     async with app.run_test(size=SIZE):
         await wait_settled(app)
-        lines = [str(lane.fields_line.render()) for lane in app.lanes.ordered()]
+        lines = [str(lane.fields_line.render()) for lane in lanes(app.stream)]
     assert lines == [
         "fields city 0.00s · unit 0.00s · days 0.00s · hourly 0.00s",
         "fields tz 0.00s",
@@ -358,10 +415,11 @@ async def test_a_stream_without_calls_says_so_once_it_ends(app_stub: StubServer)
     app = make_app(app_stub, "text-only", start_paused=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_received(app)
-        assert str(app.lanes.placeholder.render()) == "no tool calls yet"
+        placeholder = app.stream.lanes.placeholder
+        assert str(placeholder.render()) == "no tool calls yet"
         await pilot.press("space")
         await wait_settled(app)
-        assert str(app.lanes.placeholder.render()) == "no tool calls in this stream"
+        assert str(placeholder.render()) == "no tool calls in this stream"
 
 
 async def test_a_lane_lists_a_dozen_fields_and_counts_the_rest(tmp_path: Path) -> None:
@@ -370,10 +428,10 @@ async def test_a_lane_lists_a_dozen_fields_and_counts_the_rest(tmp_path: Path) -
     body = chunk({"tool_calls": [call]}) + chunk({}, finish="tool_calls") + b"data: [DONE]\n\n"
     recording = tmp_path / "many-fields.sse"
     recording.write_bytes(body)
-    app = ToolstreamApp(ReplaySource(recording, speed=0), clock=frozen_clock)
+    app = ToolstreamApp(ReplaySource(recording, speed=0), WatchOptions(clock=frozen_clock))
     async with app.run_test(size=SIZE):
         await wait_settled(app)
-        line = str(app.lanes.lanes[0].fields_line.render())
+        line = str(app.stream.lanes.lanes[0].fields_line.render())
     assert line.startswith("fields k00 0.00s · k01 0.00s")
     assert "k11 0.00s · +8 more" in line and "k12" not in line
 
@@ -384,15 +442,16 @@ async def test_a_burst_is_redrawn_at_a_slower_pace_and_shown_whole_at_its_end(
     app = make_app(app_stub, "huge-args")  # 1 MB of arguments at full speed
     async with app.run_test(size=SIZE):
         await wait_settled(app)
-        (lane,) = app.lanes.ordered()
-        assert lane.view == "tree" and lane.fragments == len(app.session.state.calls[0].fragments)
-        assert app.facts.events == app.session.state.events, "the last redraw shows every event"
-        assert not app.in_burst()
-        app._events_at_redraw = app.session.state.events - BURST_EVENTS - 1
-        app._redrawn_at = time.perf_counter() + 60  # a redraw "just now", however slow this runs
-        assert app.in_burst(), "many events since a recent redraw"
-        app._redrawn_at = time.perf_counter() - BURST_REDRAW_SECONDS
-        assert not app.in_burst(), "the slower pace is due"
-        app._events_at_redraw = app.session.state.events - BURST_EVENTS
-        app._redrawn_at = time.perf_counter() + 60
-        assert not app.in_burst(), "a stream a person could read is never held back"
+        screen, state = app.stream, app.session.state
+        (lane,) = lanes(screen)
+        assert mode(lane) == "tree" and lane.view.fragments == state.calls[0].fragment_count
+        assert screen.status_bar.view.shown_events == state.events, "the last draw shows all"
+        assert not screen.in_burst()
+        screen._events_at_redraw = state.events - BURST_EVENTS - 1
+        screen._redrawn_at = time.perf_counter() + 60  # a redraw "just now", however slow
+        assert screen.in_burst(), "many events since a recent redraw"
+        screen._redrawn_at = time.perf_counter() - BURST_REDRAW_SECONDS
+        assert not screen.in_burst(), "the slower pace is due"
+        screen._events_at_redraw = state.events - BURST_EVENTS
+        screen._redrawn_at = time.perf_counter() + 60
+        assert not screen.in_burst(), "a stream a person could read is never held back"

@@ -197,7 +197,10 @@ EXPECTED: dict[str, Expected] = {
     ),
     "refusal": Expected(0, "finished", "stop", refusal="I can't help with that."),
     "html-page": Expected(
-        1, "error", error_contains="neither SSE nor a JSON completion (text/html"
+        1,
+        "error",
+        anomalies={("dialect-unknown", None)},  # nothing in a proxy's login page tells one
+        error_contains="neither SSE nor a JSON completion (text/html",
     ),
     "json-completion": Expected(
         0,
@@ -207,6 +210,17 @@ EXPECTED: dict[str, Expected] = {
             (0, "call_json_0", "get_weather", {"city": "Paris"}),
             (1, "call_json_1", "get_time", {"tz": "Europe/Paris"}),
         ],
+    ),
+    "anthropic-json": Expected(
+        0,
+        "finished",
+        "tool_use",
+        [
+            (1, "toolu_json_0", "get_weather", {"city": "Paris"}),
+            (2, "toolu_json_1", "get_time", {"tz": "Europe/Paris"}),
+        ],
+        text="Checking both cities.",
+        dialect="anthropic",
     ),
     "emoji-split": Expected(
         0,
@@ -326,8 +340,25 @@ EXPECTED: dict[str, Expected] = {
         0,
         "finished",
         "completed",
-        [(0, "call_dm1", "get_weather", {"city": "Kyoto"})],
+        [(0, "call_dm1", "get_weather", {"city": "Osaka"})],
         {("done-mismatch", 0)},
+        dialect="openai-responses",
+    ),
+    "responses-lost-delta": Expected(
+        0,
+        "finished",
+        "completed",
+        [(0, "call_ld1", "get_weather", {"city": "Nairobi"})],
+        {("done-mismatch", 0), ("sequence-gap", None)},
+        dialect="openai-responses",
+    ),
+    "responses-litellm": Expected(
+        0,
+        "finished",
+        "completed",
+        [(1, "call_ll1", "get_weather", {"city": "Quito"})],
+        {("data-after-completed", None)},
+        text="Looking up Quito.",
         dialect="openai-responses",
     ),
     "responses-incomplete": Expected(

@@ -255,7 +255,7 @@ def test_arguments_are_the_concatenated_partial_json() -> None:
     r = run_sse(*wrapped(tool_start(0), *(json_delta(0, p) for p in parts), block_stop(0)))
     assert r.call(0)["arguments_raw"] == "".join(parts)
     assert r.call(0)["arguments"] == {"query": "aé 😀", "n": [1, 2]}
-    assert r.session.state.calls[0].fragments == parts
+    assert r.session.state.calls[0].fragments() == parts
     assert r.code == 0
 
 
@@ -281,7 +281,7 @@ def test_empty_placeholder_input_is_not_prepended() -> None:
 def test_empty_first_delta_is_not_a_fragment() -> None:
     r = run_sse(*wrapped(tool_start(0), json_delta(0, ""), json_delta(0, "{}"), block_stop(0)))
     assert r.call(0)["fragments"] == 1
-    assert r.session.state.calls[0].fragments == ["{}"]
+    assert r.session.state.calls[0].fragments() == ["{}"]
 
 
 def test_non_empty_start_input_without_deltas_is_the_arguments() -> None:
@@ -802,8 +802,8 @@ def test_any_inputs_any_fragments_any_writes_reassemble_exactly(scenario: Scenar
     # checkpoint: the per-call fragments are the wire's and join to arguments_raw
     for call in scenario.calls:
         slot = session.state.calls[call.index]
-        assert slot.fragments == call.fragments
-        assert "".join(slot.fragments) == slot.arguments_raw == call.raw
+        assert slot.fragments() == call.fragments
+        assert "".join(slot.fragments()) == slot.arguments_raw == call.raw
     appended = [e for e in events if isinstance(e, FragmentAppended)]
     assert sum(len(call.fragments) for call in scenario.calls) == len(appended)
 

@@ -17,6 +17,7 @@ from toolstream_tui.core.events import (
     StreamEvent,
     WireComment,
 )
+from toolstream_tui.core.report import fragment_rows
 
 DONE = "[DONE]"
 
@@ -154,11 +155,11 @@ def test_arguments_are_appended_and_not_parsed_before_the_finish() -> None:
     ):
         before += session.feed(sse(item), 0.0)
     slot = session.state.calls[0]
-    assert slot.fragments == ['{"a"', ": [1, ", "2]}"]
+    assert slot.fragments() == ['{"a"', ": [1, ", "2]}"]
     assert slot.arguments_raw == '{"a": [1, 2]}'
     assert (slot.parsed, slot.arguments, slot.error) == (False, None, None)
     assert not any(isinstance(e, CallParsed) for e in before)
-    assert [e.text for e in before if isinstance(e, FragmentAppended)] == slot.fragments
+    assert [e.text for e in before if isinstance(e, FragmentAppended)] == slot.fragments()
 
     after = session.feed(sse(chunk(finish="tool_calls")), 1.0)
     after += session.feed(sse(DONE), 2.0)
@@ -416,6 +417,54 @@ def test_missing_index_on_the_very_first_fragment_starts_lane_zero() -> None:
     assert [(c["index"], c["id"]) for c in r.calls] == [(0, "call_a")]
     assert r.args() == [{}]
     assert r.kinds == ["index-missing"]
+
+
+class CountingCalls(dict[int, Any]):
+    """A calls table that counts the lanes looked at: each membership test and
+    each lane iterated over (the work of finding a free lane or a call's id)."""
+
+    examined = 0
+
+    def __contains__(self, key: object) -> bool:
+        self.examined += 1
+        return super().__contains__(key)
+
+    def __iter__(self) -> Any:
+        for key in super().__iter__():
+            self.examined += 1
+            yield key
+
+    def values(self) -> Any:
+        return (self[key] for key in self)
+
+    def items(self) -> Any:
+        return ((key, self[key]) for key in self)
+
+
+def lanes_examined(body: bytes) -> tuple[int, Run]:
+    session = StreamSession("test")
+    session.state.calls = calls = CountingCalls()
+    events = session.open(200, "text/event-stream") + session.feed(body, 0.0) + session.close(1.0)
+    return calls.examined, Run(session, events, build_report(session.state), 0)
+
+
+CALLS = 2000
+
+
+@pytest.mark.parametrize("with_index", [False, True], ids=["no index", "all at index 0"])
+def test_many_calls_without_their_own_index_take_linear_work(with_index: bool) -> None:
+    """Every call sent without an index (or all at index 0, told apart by ids) needs
+    a free lane, and its continuation finds it by id: a scan of every lane for
+    each would make the work grow with the square of the calls."""
+    index = 0 if with_index else None
+    fragments = []
+    for number in range(CALLS):
+        fragments.append(chunk(tc(index, f"call_{number}", "f", '{"n": ')))
+        fragments.append(chunk(tc(call_id=f"call_{number}", args=f"{number}}}")))
+    examined, r = lanes_examined(sse(*fragments, chunk(finish="tool_calls"), DONE))
+    assert [call["arguments"] for call in r.calls] == [{"n": n} for n in range(CALLS)]
+    assert [call["index"] for call in r.calls] == list(range(CALLS))
+    assert examined < 20 * CALLS  # a scan per call would examine about CALLS**2 / 2
 
 
 def test_index_gap_is_reported_and_lane_follows_index() -> None:
@@ -773,3 +822,14 @@ def test_arguments_that_are_not_an_object_are_named(raw: str, kind: str) -> None
     )
     assert r.anomaly("arguments-not-object")["detail"].startswith(f"arguments parse to {kind}")
     assert r.calls[0]["arguments_raw"] == raw
+
+
+def test_a_deep_call_sent_whole_parses_alone_as_it_parsed_in_its_lane() -> None:
+    """The inspector's 'alone' column and the call's own parse use one parser: a
+    1000-deep object in one fragment parses in both (json.loads alone runs out of
+    recursion)."""
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    r = run_sse(chunk(tc(0, "call_1", "f", deep)), chunk(finish="tool_calls"), DONE)
+    assert r.calls[0]["error"] is None
+    [row] = fragment_rows(r.session.state.calls[0], 1, 10)
+    assert row["parses_alone"]

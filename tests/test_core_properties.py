@@ -163,8 +163,8 @@ def check_fragments_recorded(session: StreamSession, scenario: Scenario) -> None
     assert sorted(session.state.calls) == [call.index for call in scenario.calls]
     for call in scenario.calls:
         slot = session.state.calls[call.index]
-        assert slot.fragments == [text for text in call.wire if text]
-        assert "".join(slot.fragments) == slot.arguments_raw == call.raw
+        assert slot.fragments() == [text for text in call.wire if text]
+        assert "".join(slot.fragments()) == slot.arguments_raw == call.raw
 
 
 def check_parsed_after_finish(events: list[StreamEvent], n_calls: int) -> None:

@@ -113,8 +113,24 @@ def text_event(kind: str, output_index: int, item_id: str, text: str) -> dict[st
     }
 
 
-def completed() -> dict[str, Any]:
-    return {"type": "response.completed", "response": response("completed")}
+def completed(*output: dict[str, Any]) -> dict[str, Any]:
+    """`response.completed`; the real API restates every output item in `output`."""
+    return {"type": "response.completed", "response": response("completed", output=list(output))}
+
+
+def message_item(item_id: str, *texts: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text, "annotations": []} for text in texts]
+    return {"type": "message", "id": item_id, "role": "assistant", "content": content}
+
+
+def text_done(output_index: int, item_id: str, text: str, content_index: int = 0) -> dict[str, Any]:
+    return {
+        "type": "response.output_text.done",
+        "item_id": item_id,
+        "output_index": output_index,
+        "content_index": content_index,
+        "text": text,
+    }
 
 
 def incomplete(reason: str | None = "max_output_tokens") -> dict[str, Any]:
@@ -235,13 +251,40 @@ def test_lane_is_the_output_index() -> None:
         add_reasoning(0),
         text_event("reasoning_summary_text", 0, "rs_1", "think"),
         add_message(1),
-        add_call(4, "fc_x", "call_x", "f"),
-        args_delta(4, "fc_x", "{}"),
+        add_call(2, "fc_x", "call_x", "f"),
+        args_delta(2, "fc_x", "{}"),
         completed(),
     )
-    assert [(c["index"], c["id"], c["item_id"]) for c in r.calls] == [(4, "call_x", "fc_x")]
-    assert sorted(r.session.state.calls) == [4]
+    assert [(c["index"], c["id"], c["item_id"]) for c in r.calls] == [(2, "call_x", "fc_x")]
+    assert sorted(r.session.state.calls) == [2]
     assert r.kinds == []
+
+
+@pytest.mark.parametrize(
+    ("indices", "lane", "detail"),
+    [
+        ([0, 1, 4], 4, "output_index 4 after output_index 1"),
+        ([2], 2, "output_index 2 as the first output_index"),
+    ],
+)
+def test_an_output_index_that_skips_a_number_is_an_index_gap(
+    indices: list[int], lane: int, detail: str
+) -> None:
+    payloads = [created()]
+    for output_index in indices:
+        item_id = f"fc_{output_index}"
+        payloads += [add_call(output_index, item_id, f"call_{output_index}", "f")]
+        payloads += [args_delta(output_index, item_id, "{}")]
+    r = run_sse(*payloads, completed())
+    assert [c["index"] for c in r.calls] == indices
+    assert r.kinds == ["index-gap"]
+    assert (r.anomaly("index-gap")["index"], r.anomaly("index-gap")["detail"]) == (lane, detail)
+    assert r.code == 0
+
+
+def test_an_output_index_gap_before_a_message_is_stream_wide() -> None:
+    r = run_sse(created(), add_message(1), completed())
+    assert (r.anomaly("index-gap")["index"], r.kinds) == (None, ["index-gap"])
 
 
 def test_id_is_the_call_id_and_item_id_is_the_fc_id() -> None:
@@ -278,7 +321,7 @@ def test_arguments_are_the_concatenated_deltas() -> None:
     r = run_sse(created(), add_call(0), *(args_delta(0, "fc_1", p) for p in parts), completed())
     assert r.call(0)["arguments_raw"] == "".join(parts)
     assert r.call(0)["arguments"] == {"query": "aé 😀", "n": [1, 2]}
-    assert r.session.state.calls[0].fragments == parts
+    assert r.session.state.calls[0].fragments() == parts
 
 
 def test_integers_beyond_64_bits_keep_their_exact_value() -> None:
@@ -327,7 +370,7 @@ def test_done_equal_to_the_deltas_is_clean() -> None:
     assert r.kinds == []
 
 
-def test_done_differing_from_the_deltas_is_reported_and_the_deltas_kept() -> None:
+def test_done_differing_from_the_deltas_wins_and_the_deltas_stay_visible() -> None:
     r = run_sse(
         created(),
         add_call(0),
@@ -335,18 +378,69 @@ def test_done_differing_from_the_deltas_is_reported_and_the_deltas_kept() -> Non
         args_delta(0, "fc_1", 'to"}'),
         args_done(0, "fc_1", '{"city": "Osaka"}'),
         call_done(0, '{"city": "Osaka"}'),
-        completed(),
+        completed(fc_item("fc_1", "call_1", "get_weather", '{"city": "Osaka"}', "completed")),
     )
-    assert r.call(0)["arguments_raw"] == '{"city": "Kyoto"}'
-    assert r.call(0)["arguments"] == {"city": "Kyoto"}
+    assert r.call(0)["arguments"] == {"city": "Osaka"}
+    assert r.call(0)["arguments_raw"] == '{"city": "Osaka"}'
+    assert r.call(0)["arguments_streamed"] == '{"city": "Kyoto"}'
+    assert r.call(0)["fragments"] == 2
     a = r.anomaly("done-mismatch")
     assert (a["index"], a["count"]) == (0, 1)
-    assert "Osaka" in a["detail"]
+    assert a["detail"].startswith(
+        "arguments: function_call_arguments.done differs from the joined deltas at char 10: "
+    )
+    assert '\'{"city": "Osaka"}\' against \'{"city": "Kyoto"}\'' in a["detail"]
     assert r.kinds == ["done-mismatch"]
     assert r.code == 0
 
 
-def test_output_item_done_differing_from_the_deltas_is_reported() -> None:
+def test_a_lost_delta_is_repaired_by_the_final_word() -> None:
+    """A delta lost on the way: the deltas join to broken JSON, but `.done`,
+    `output_item.done` and `response.completed` all carry the full arguments (the
+    official SDK returns the right call; so does the report)."""
+    full = '{"city":"Nairobi"}'
+    r = run_sse(
+        *numbered(
+            [
+                created(),
+                add_call(0),
+                args_delta(0, "fc_1", '{"ci'),
+                args_delta(0, "fc_1", 'irobi"}'),  # 'ty":"Na' never arrived
+                args_done(0, "fc_1", full),
+                call_done(0, full),
+                completed(fc_item("fc_1", "call_1", "get_weather", full, "completed")),
+            ]
+        )
+    )
+    call = r.call(0)
+    assert (call["arguments"], call["error"]) == ({"city": "Nairobi"}, None)
+    assert call["arguments_raw"] == full
+    assert call["arguments_streamed"] == '{"ciirobi"}'
+    assert call["fragments"] == 2
+    a = r.anomaly("done-mismatch")
+    assert (a["index"], a["count"], a["event"]) == (0, 1, 5)
+    assert "differs from the joined deltas at char 4" in a["detail"]
+    assert r.kinds == ["done-mismatch"]
+    assert r.code == 0
+
+
+def test_only_response_completed_restating_the_arguments_is_enough() -> None:
+    full = '{"city":"Nairobi"}'
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"ci'),
+        args_delta(0, "fc_1", 'irobi"}'),
+        completed(fc_item("fc_1", "call_1", "get_weather", full, "completed")),
+    )
+    assert r.call(0)["arguments"] == {"city": "Nairobi"}
+    assert (
+        "response.completed differs from the joined deltas" in r.anomaly("done-mismatch")["detail"]
+    )
+    assert r.code == 0
+
+
+def test_output_item_done_differing_from_the_arguments_done_wins_and_is_reported() -> None:
     r = run_sse(
         created(),
         add_call(0),
@@ -355,9 +449,130 @@ def test_output_item_done_differing_from_the_deltas_is_reported() -> None:
         call_done(0, '{"a": 2}'),
         completed(),
     )
-    assert r.call(0)["arguments"] == {"a": 1}
+    assert r.call(0)["arguments"] == {"a": 2}
+    assert r.call(0)["arguments_streamed"] == '{"a": 1}'
     assert r.kinds == ["done-mismatch"]
-    assert "output_item.done" in r.anomaly("done-mismatch")["detail"]
+    assert r.anomaly("done-mismatch")["detail"].startswith(
+        "arguments: output_item.done differs from function_call_arguments.done at char 6"
+    )
+
+
+def test_response_completed_has_the_last_word_over_output_item_done() -> None:
+    r = run_sse(
+        created(),
+        add_call(0),
+        args_delta(0, "fc_1", '{"a": 1}'),
+        call_done(0, '{"a": 1}'),
+        completed(fc_item("fc_1", "call_1", "get_weather", '{"a": 3}', "completed")),
+    )
+    assert r.call(0)["arguments"] == {"a": 3}
+    assert (
+        "response.completed differs from output_item.done" in r.anomaly("done-mismatch")["detail"]
+    )
+
+
+def test_response_completed_matches_its_items_by_id_not_position() -> None:
+    r = run_sse(
+        created(),
+        add_message(0, "msg_0"),
+        add_call(1, "fc_a", "call_a", "f"),
+        args_delta(1, "fc_a", '{"n": 1}'),
+        completed(
+            fc_item("fc_a", "call_a", "f", '{"n": 1}', "completed"), message_item("msg_0", "")
+        ),
+    )
+    assert r.call(1)["arguments"] == {"n": 1}
+    assert r.kinds == []
+
+
+def test_a_final_item_with_another_id_at_a_streamed_items_position_is_not_that_item() -> None:
+    r = run_sse(
+        created(),
+        add_call(0, "fc_a", "call_a", "f"),
+        args_delta(0, "fc_a", '{"n": 1}'),
+        completed(fc_item("fc_b", "call_b", "g", '{"n": 2}', "completed")),
+    )
+    assert [(c["index"], c["item_id"], c["arguments"]) for c in r.calls] == [
+        (0, "fc_a", {"n": 1}),
+        (1, "fc_b", {"n": 2}),
+    ]
+    assert r.kinds == ["done-without-item"]
+
+
+def test_a_final_item_without_an_id_is_the_streamed_item_at_its_position() -> None:
+    final = {"type": "function_call", "call_id": "call_a", "name": "f", "arguments": '{"n": 9}'}
+    r = run_sse(
+        created(), add_call(0, "fc_a", "call_a", "f"), args_delta(0, "fc_a", '{"n": 1}'),
+        completed(final),
+    )  # fmt: skip
+    assert [(c["index"], c["arguments"]) for c in r.calls] == [(0, {"n": 9})]
+    assert r.kinds == ["done-mismatch"]
+
+
+def test_a_call_only_response_completed_lists_gets_a_lane_of_its_own() -> None:
+    r = run_sse(
+        created(),
+        add_call(0, "fc_a", "call_a", "f"),
+        args_delta(0, "fc_a", '{"n": 1}'),
+        completed(
+            fc_item("fc_a", "call_a", "f", '{"n": 1}', "completed"),
+            fc_item("fc_b", "call_b", "g", '{"n": 2}', "completed"),
+        ),
+    )
+    assert [(c["index"], c["id"], c["name"], c["arguments"]) for c in r.calls] == [
+        (0, "call_a", "f", {"n": 1}),
+        (1, "call_b", "g", {"n": 2}),
+    ]
+    assert (r.kinds, r.anomaly("done-without-item")["index"]) == (["done-without-item"], 1)
+    assert r.code == 0
+
+
+def test_a_lost_text_delta_is_repaired_by_output_text_done() -> None:
+    r = run_sse(
+        created(),
+        add_message(0, "msg_0"),
+        text_event("output_text", 0, "msg_0", "Checking "),
+        # the delta "both " was lost
+        text_event("output_text", 0, "msg_0", "cities."),
+        text_done(0, "msg_0", "Checking both cities."),
+        item_done(0, message_item("msg_0", "Checking both cities.")),
+        add_message(1, "msg_1"),
+        text_event("output_text", 1, "msg_1", " Done."),
+        completed(message_item("msg_0", "Checking both cities."), message_item("msg_1", " Done.")),
+    )
+    assert r.report["text"] == "Checking both cities. Done."
+    assert r.report["text_streamed"] == "Checking cities. Done."
+    a = r.anomaly("done-mismatch")
+    assert (a["index"], a["count"]) == (None, 1)
+    assert a["detail"].startswith("text: output_text.done differs from the joined deltas at char 9")
+    assert r.kinds == ["done-mismatch"]
+    assert r.code == 0
+
+
+def test_text_only_restated_is_the_text_without_an_anomaly() -> None:
+    r = run_sse(
+        created(),
+        add_message(0, "msg_0"),
+        text_done(0, "msg_0", "Hello"),
+        completed(message_item("msg_0", "Hello")),
+    )
+    assert r.report["text"] == "Hello"
+    assert "text_streamed" not in r.report
+    assert r.kinds == []
+
+
+def test_a_textbook_stream_with_a_complete_final_response_has_nothing_streamed_apart() -> None:
+    r = run_sse(
+        *TEXTBOOK[:-1],
+        completed(
+            message_item("msg_0", "Checking both."),
+            fc_item("fc_a", "call_a", "get_weather", ARGS_1, "completed"),
+            fc_item("fc_b", "call_b", "get_time", ARGS_2, "completed"),
+        ),
+    )
+    assert r.kinds == []
+    assert "text_streamed" not in r.report
+    assert all("arguments_streamed" not in call for call in r.calls)
 
 
 # -- the finish -----------------------------------------------------------------------------
@@ -521,17 +736,14 @@ def test_delta_after_output_item_done_is_kept_and_reported() -> None:
         args_delta(0, "fc_1", " "),
         completed(),
     )
-    assert r.call(0)["arguments_raw"] == '{"a": 1} '
+    assert r.call(0)["arguments_raw"] == '{"a": 1}'
+    assert r.call(0)["arguments_streamed"] == '{"a": 1} '
     assert r.call(0)["arguments"] == {"a": 1}
     assert r.kinds == ["delta-after-done"]
     assert r.anomaly("delta-after-done")["index"] == 0
 
 
 def test_delta_after_function_call_arguments_done_is_reported() -> None:
-    """CORE BUG: `Item.done` is set only by output_item.done (responses.py:158), and
-    `.done` compares its arguments once, when it arrives (responses.py:169). A delta
-    after function_call_arguments.done is appended silently: the final arguments
-    differ from what .done announced and no anomaly at all is recorded."""
     r = run_sse(
         created(),
         add_call(0),
@@ -540,7 +752,8 @@ def test_delta_after_function_call_arguments_done_is_reported() -> None:
         args_delta(0, "fc_1", ', "b": 2}'),
         completed(),
     )
-    assert r.call(0)["arguments_raw"] == '{"a": 1}, "b": 2}'  # deltas kept
+    assert r.call(0)["arguments_streamed"] == '{"a": 1}, "b": 2}'  # deltas kept
+    assert r.call(0)["arguments"] == {"a": 1}  # .done's word
     assert "delta-after-done" in r.kinds
 
 
@@ -577,12 +790,39 @@ def test_consecutive_sequence_numbers_are_clean_and_absent_ones_are_not_checked(
     assert run_sse(created(), add_call(0), completed()).kinds == []
 
 
-def test_data_after_completed_is_reported() -> None:
-    r = run_sse(*TEXTBOOK, {"type": "response.output_text.delta", "delta": "late"})
+def test_data_after_completed_is_reported_and_never_joins_the_answer() -> None:
+    r = run_sse(
+        *TEXTBOOK,
+        {"type": "response.output_text.delta", "item_id": "msg_0", "delta": "late"},
+        args_delta(1, "fc_a", "late"),
+        add_call(3, "fc_late", "call_late", "late"),
+        args_delta(3, "fc_late", "{}"),
+        error_event(),
+    )
     a = r.anomaly("data-after-completed")
-    assert a["count"] == 1
+    assert a["count"] == 5
     assert r.report["status"] == "finished"
     assert r.report["finish_reason"] == "completed"
+    assert r.report["text"] == "Checking both."
+    assert [(c["index"], c["arguments_raw"]) for c in r.calls] == [(1, ARGS_1), (2, ARGS_2)]
+    assert r.report["error"] is None
+    assert r.kinds == ["data-after-completed"]
+    assert r.code == 0
+
+
+def test_done_marker_after_completed_is_data_after_completed_not_data_not_json() -> None:
+    """LiteLLM's proxy ends a Responses stream with `data: [DONE]`, as in chat."""
+    r = run(sse(*TEXTBOOK) + b"data: [DONE]\n\n")
+    assert r.kinds == ["data-after-completed"]
+    assert "[DONE]" in r.anomaly("data-after-completed")["detail"]
+    assert r.report["status"] == "finished"
+    assert r.code == 0
+
+
+def test_done_marker_before_the_response_ended_is_an_unknown_event() -> None:
+    r = run(sse(created(), add_call(0), args_delta(0, "fc_1", "{}")) + b"data: [DONE]\n\n")
+    assert r.kinds == ["unknown-event"]
+    assert r.report["status"] == "truncated"
 
 
 def test_event_line_disagreeing_with_the_data_type_is_reported_and_data_wins() -> None:
@@ -764,8 +1004,8 @@ def test_any_arguments_interleaved_any_writes_reassemble_exactly(scenario: Scena
     # checkpoint: the per-call fragments are the wire's and join to arguments_raw
     for call in scenario.calls:
         slot = session.state.calls[call.output_index]
-        assert slot.fragments == call.fragments
-        assert "".join(slot.fragments) == slot.arguments_raw == call.raw
+        assert slot.fragments() == call.fragments
+        assert "".join(slot.fragments()) == slot.arguments_raw == call.raw
     appended = [e for e in events if isinstance(e, FragmentAppended)]
     assert len(appended) == sum(len(call.fragments) for call in scenario.calls)
 
@@ -782,3 +1022,52 @@ def test_any_arguments_interleaved_any_writes_reassemble_exactly(scenario: Scena
     assert end_wire and end_wire[0] < finishes[0]
     assert len(parsed) == len(scenario.calls)
     assert all(i > finishes[0] for i in parsed)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    obj=OBJECTS,
+    style=st.sampled_from(["ascii", "unicode", "compact", "indent"]),
+    text=TEXT,
+    data=st.data(),
+)
+def test_any_deltas_lost_the_final_words_give_the_answer(
+    obj: dict[str, Any], style: str, text: str, data: st.DataObject
+) -> None:
+    """Arguments and text cut anywhere, any of their deltas lost, and the final words
+    the server restates (any subset of them) carry the whole: the answer is the
+    whole, the deltas that came stay visible, and a difference is one anomaly."""
+    raw = serialise(obj, style)
+    fragments = [part for part in data.draw(cut(raw)) if part]
+    kept = [part for part in fragments if data.draw(st.booleans())]
+    text_parts = [part for part in data.draw(cut(text)) if part]
+    kept_text = [part for part in text_parts if data.draw(st.booleans())]
+    words = data.draw(st.sets(st.sampled_from(["done", "item", "completed"]), min_size=1))
+    payloads = [created(), add_message(0, "msg_0")]
+    payloads += [text_event("output_text", 0, "msg_0", part) for part in kept_text]
+    payloads += [text_done(0, "msg_0", text)] if "done" in words else []
+    payloads += [item_done(0, message_item("msg_0", text))] if "item" in words else []
+    payloads += [add_call(1)] + [args_delta(1, "fc_1", part) for part in kept]
+    payloads += [args_done(1, "fc_1", raw)] if "done" in words else []
+    payloads += [call_done(1, raw)] if "item" in words else []
+    output = [message_item("msg_0", text), fc_item("fc_1", "call_1", "get_weather", raw)]
+    payloads += [completed(*output) if "completed" in words else completed()]
+
+    r = run_sse(*payloads)
+
+    assert (r.call(1)["arguments"], r.call(1)["arguments_raw"]) == (obj, raw)
+    assert r.call(1).get("arguments_streamed", raw) == ("".join(kept) if kept else raw)
+    assert (r.report["text"], r.report.get("text_streamed", text)) == (
+        text,
+        "".join(kept_text) or text,
+    )
+    arguments_lost, text_lost = (
+        bool(kept) and kept != fragments,
+        bool(kept_text) and kept_text != text_parts,
+    )
+    expected_anomalies = [(1, 1)] if arguments_lost else []
+    expected_anomalies += [(None, 1)] if text_lost else []
+    got = [(a["index"], a["count"]) for a in r.report["anomalies"]]
+    assert r.kinds == ["done-mismatch"] * len(got)
+    assert sorted(got, key=str) == sorted(expected_anomalies, key=str)
+    assert r.code == 0

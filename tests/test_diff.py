@@ -293,7 +293,7 @@ def test_unreadable_recording_exits_2_with_one_line(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert (
-        captured.err == f"toolstream-tui diff: cannot read {missing}: No such file or directory\n"
+        captured.err == f"toolstream-tui diff: cannot read {missing}: no such file or directory\n"
     )
 
 

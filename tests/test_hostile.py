@@ -16,6 +16,7 @@ from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core import build_report
 from toolstream_tui.core.session import StreamSession
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.replay import ReplaySource
 
@@ -101,6 +102,32 @@ def test_event_size_limit_cuts_an_endless_event() -> None:
     assert session.feed(b"more\n\n", 2.0) == []  # nothing taken after the cut
 
 
+def test_event_size_limit_cuts_an_event_that_arrives_whole_in_one_read() -> None:
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    big = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * 2000 + b'"}}]}\n\n'
+    session = StreamSession("test", max_event_bytes=1000)
+    session.open(200, "text/event-stream")
+    session.feed(first + big + b"data: [DONE]\n\n", 0.0)
+    assert session.ended
+    state = session.state
+    assert state.status.value == "truncated"
+    assert state.events == 1 and build_report(state)["text"] == "hi"
+    kinds = [a.kind for a in state.anomalies]
+    assert "limit-reached" in kinds and "unterminated-event" not in kinds
+    assert "x" * 2000 in state.trailing and state.trailing.endswith("data: [DONE]")
+
+
+def test_max_event_bytes_holds_for_a_scenario_whose_events_arrive_whole(cli: CliRunner) -> None:
+    result = cli("--headless", "--scenario", "weather", "--speed", "0", "--max-event-bytes", "100")
+    report = json.loads(result.stdout)
+    assert result.returncode == 2
+    assert report["status"] == "truncated"
+    (limit,) = [a for a in report["anomalies"] if a["kind"] == "limit-reached"]
+    assert "100 bytes" in limit["detail"]
+    assert report["trailing"].startswith("data: {")
+    assert "size limit of 100 bytes" in result.stderr
+
+
 @pytest.fixture
 def plain_http_server() -> Iterator[int]:
     """Answers anything with a plain HTTP response: an https client fails its handshake."""
@@ -139,7 +166,9 @@ async def test_hostile_output_is_inert_on_screen(tmp_path: Path) -> None:
     """Text pane, lane title, tree, raw log, inspector: visible and inert."""
     recording = tmp_path / "hostile.sse"
     recording.write_bytes(hostile_body())
-    app = ToolstreamApp(ReplaySource(recording, speed=0, clock=frozen_clock), clock=frozen_clock)
+    app = ToolstreamApp(
+        ReplaySource(recording, speed=0, clock=frozen_clock), WatchOptions(clock=frozen_clock)
+    )
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_settled(app)
         await pilot.press("l")
@@ -163,7 +192,7 @@ async def test_quitting_mid_stream_leaves_a_recording_that_replays_what_was_seen
     with StubServer("demo", speed=0) as server:
         url = server.scenario_url("demo") + "?fault=stall&at=12&seconds=30"
         source = HttpSource(HttpRequest(url=url, timeout=30), clock=frozen_clock)
-        app = ToolstreamApp(source, record=recording, clock=frozen_clock)
+        app = ToolstreamApp(source, WatchOptions(record=recording, clock=frozen_clock))
         async with app.run_test(size=(120, 36)) as pilot:
             while app.session.state.events < 12:  # the stub stalls after event 12
                 await pilot.pause(0.01)
@@ -183,7 +212,9 @@ async def test_an_unwritable_export_path_is_reported_and_the_watch_goes_on(
 ) -> None:
     with StubServer("weather", speed=0) as server:
         source = HttpSource(HttpRequest(url=server.url), clock=frozen_clock)
-        app = ToolstreamApp(source, clock=frozen_clock, output_dir=tmp_path / "missing")
+        app = ToolstreamApp(
+            source, WatchOptions(clock=frozen_clock, output_dir=tmp_path / "missing")
+        )
         async with app.run_test(size=(120, 36)) as pilot:
             await wait_settled(app)
             await pilot.press("e")
@@ -192,4 +223,5 @@ async def test_an_unwritable_export_path_is_reported_and_the_watch_goes_on(
             assert any("cannot export to" in message for message in messages)
             await pilot.press("r")
             await wait_settled(app)
-            assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
+            assert app.stream.lanes.lanes[0].view.state == "parsed"
+            assert app.session.state.calls[0].arguments == {"location": "Beijing"}

@@ -12,6 +12,9 @@ import pytest
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.core.session import REPORTED_CHARS
+from toolstream_tui.options import WatchOptions
+from toolstream_tui.sources.decoding import PIECE
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 
 
@@ -125,16 +128,17 @@ def test_a_recording_cut_by_the_network_replays_to_the_same_report(
 
 async def test_restart_after_a_failure_streams_again(stub: StubServer) -> None:
     request = HttpRequest(url=weather(stub, "fault=status&code=503"), timeout=5)
-    app = ToolstreamApp(HttpSource(request, clock=frozen_clock), clock=frozen_clock)
+    app = ToolstreamApp(HttpSource(request, clock=frozen_clock), WatchOptions(clock=frozen_clock))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_settled(app)
-        assert app.facts.state == "error"
+        assert app.stream.status_bar.view.state == "error"
+        assert app.stream.error_banner.has_class("-shown")
         app.source = HttpSource(HttpRequest(url=stub.scenario_url("weather")), clock=frozen_clock)
         await pilot.press("r")
         await wait_settled(app)
-        assert app.facts.state == "finished"
-        assert not app.error_banner.has_class("-shown")
-        assert app.lanes.lanes[0].arguments == {"location": "Beijing"}
+        assert app.stream.status_bar.view.state == "finished"
+        assert not app.stream.error_banner.has_class("-shown")
+        assert app.stream.lanes.lanes[0].view.state == "parsed"
 
 
 async def test_the_status_bar_shows_a_stall_growing(stub: StubServer) -> None:
@@ -144,14 +148,51 @@ async def test_the_status_bar_shows_a_stall_growing(stub: StubServer) -> None:
         return now[0]
 
     source = HttpSource(HttpRequest(url=weather(stub, "fault=stall&at=4&seconds=30")), clock=clock)
-    app = ToolstreamApp(source, clock=clock)
+    app = ToolstreamApp(source, WatchOptions(clock=clock))
     async with app.run_test(size=(140, 30)) as pilot:
         while app.session.state.events < 4:  # the stub stalls inside event 4
             await pilot.pause(0.01)
         for seconds in (0.5, 2.0, 5.0):
             now[0] = seconds
-            app.tick()
-            shown = str(app.status_bar.render())
-            assert ("no data for" in shown) == (seconds >= 1.0), shown
+            app.stream.tick()
+            shown = str(app.stream.status_bar.render())
+            assert ("no data for" in shown) == (seconds > 1.0), shown
         assert "no data for 5.0s" in shown
-        assert app.facts.state == "streaming"
+        assert app.stream.status_bar.view.state == "streaming"
+
+
+def test_a_gzip_bomb_stops_at_the_event_limit_with_a_bounded_report(
+    cli: CliRunner, stub: StubServer
+) -> None:
+    """4 GiB inflated from a few MB: the limit is checked while the body inflates,
+    and the report keeps the start of the endless event, stating its size."""
+    code, report, stderr = headless(
+        cli, weather(stub, "fault=gzip-bomb&mib=4096"), "--max-event-bytes", "2000000"
+    )
+    assert code == 2
+    assert report["status"] == "truncated"
+    assert 2_000_000 < report["bytes"] <= 2_000_000 + PIECE
+    assert report["trailing_chars"] == report["bytes"]  # ASCII: a character a byte
+    assert len(report["trailing"]) == REPORTED_CHARS
+    assert report["trailing"].startswith('data: {"choices":[{"index":0,"delta":{"content":"xxx')
+    assert "one SSE event passed the size limit of 2000000 bytes" in stderr
+
+
+def test_a_gzip_bombed_error_body_is_cut_and_bounded_in_the_report(
+    cli: CliRunner, stub: StubServer
+) -> None:
+    code, report, stderr = headless(
+        cli,
+        weather(stub, "fault=gzip-bomb&mib=4096&error_code=500"),
+        "--max-event-bytes",
+        "2000000",
+    )
+    assert code == 1
+    assert report["http_status"] == 500
+    assert 2_000_000 < report["body_chars"] <= 2_000_000 + PIECE
+    assert len(report["body"]) == REPORTED_CHARS
+    assert report["error"].startswith('HTTP 500: {"error":{"message":"xxx')
+    assert len(report["error"]) < 3000
+    (limit,) = [a for a in report["anomalies"] if a["kind"] == "limit-reached"]
+    assert "the response body passed the size limit of 2000000 bytes" in limit["detail"]
+    assert len(stderr) < 3000

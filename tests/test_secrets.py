@@ -12,6 +12,7 @@ import pytest
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, SourceItem
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.secrets import (
@@ -123,7 +124,9 @@ async def test_no_secret_reaches_the_screen() -> None:
         request = HttpRequest(
             url=server.url, headers={"Authorization": f"Bearer {SECRET}"}, timeout=10
         )
-        app = ToolstreamApp(HttpSource(request, clock=frozen_clock), clock=frozen_clock)
+        app = ToolstreamApp(
+            HttpSource(request, clock=frozen_clock), WatchOptions(clock=frozen_clock)
+        )
         async with app.run_test(size=(120, 30)) as pilot:
             await wait_settled(app)
             await pilot.press("l")
@@ -142,3 +145,14 @@ def test_missing_stream_flag_is_pointed_out_before_sending(cli: CliRunner, tmp_p
         result = cli("--headless", "--url", server.url, "-d", f"@{body}")
     assert 'does not set "stream": true' in result.stderr
     assert result.returncode == 0
+
+
+def test_without_a_secret_the_items_pass_untouched() -> None:
+    """No cost per read or per event when the request carried no secret."""
+
+    async def source():  # type: ignore[no-untyped-def]
+        yield BodyChunk(b"data: x\n\n", 0.0)
+
+    items = source()
+    assert Redactor([]).stream(items) is items
+    assert Redactor(["k"]).stream(items) is items  # too short to be a secret

@@ -29,6 +29,21 @@ def stepped(steps: int) -> RunBefore:
     return run_before
 
 
+def at_event(number: int) -> RunBefore:
+    """Paused with the display cursor on wire event `number` (as `number` steps
+    would leave it, without pressing n that many times)."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_received(pilot.app)  # type: ignore[arg-type]
+        screen = pilot.app.stream  # type: ignore[attr-defined]
+        screen.cursor = number
+        screen.draw(None)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+
+    return run_before
+
+
 def test_demo_mid_stream(snap_compare: Snap, app_stub: StubServer) -> None:
     """Paused after 16 events of `demo`: the text typed out, both lanes growing
     raw with alternately shaded fragments, nothing parsed yet; the status bar
@@ -66,22 +81,42 @@ def test_http_401(snap_compare: Snap, app_stub: StubServer) -> None:
 
 
 def test_sixteen_parallel_lanes(snap_compare: Snap, app_stub: StubServer) -> None:
-    """`many-parallel`: 16 lanes in a scrollable column, the first ones visible
-    as trees, a scrollbar showing there are more."""
+    """`many-parallel` finished: a compact list of the 16 calls (the ones shown as
+    lanes marked, the selected one highlighted) above the first lanes, as trees;
+    "tool calls · 1-N of 16"."""
     app = make_app(app_stub, "many-parallel")
     assert snap_compare(app, terminal_size=(120, 40), run_before=settled_then())
 
 
 def test_raw_log_open(snap_compare: Snap, app_stub: StubServer) -> None:
     """`weather` with the raw log toggled on: every SSE event numbered, with its
-    arrival time and data, ending with [DONE]."""
+    arrival time and its delta (not the envelope), ending with [DONE]."""
     app = make_app(app_stub, "weather")
     assert snap_compare(app, terminal_size=(120, 36), run_before=settled_then("l"))
 
 
 def test_narrow_terminal(snap_compare: Snap, app_stub: StubServer) -> None:
-    """`demo` finished in 80x24: panes side by side, still readable."""
+    """`demo` finished in 80x24: panes side by side, still readable; the status
+    bar starts with the state and the anomaly count."""
     app = make_app(app_stub, "demo")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settled_then())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (70, 20)])
+def test_parallel_mid_stream_in_a_small_terminal(
+    snap_compare: Snap, app_stub: StubServer, size: tuple[int, int]
+) -> None:
+    """`many-parallel` paused at event 400: the compact list of calls, lanes raw
+    with every character of their buffers (emoji and accents) inside the lane,
+    none under the scrollbar; the status bar says PAUSED at event 400."""
+    app = make_app(app_stub, "many-parallel", start_paused=True)
+    assert snap_compare(app, terminal_size=size, run_before=at_event(400))
+
+
+def test_parallel_finished_at_80x24(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`parallel` finished in 80x24: all three calls as small trees, each lane as
+    tall as its tree, every header in view; the empty text pane narrow."""
+    app = make_app(app_stub, "parallel")
     assert snap_compare(app, terminal_size=(80, 24), run_before=settled_then())
 
 

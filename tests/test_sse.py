@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolstream_tui.core.sse import SSEComment, SSEDecoder, SSEEvent
 
@@ -269,3 +273,52 @@ def test_every_two_piece_split_equals_one_read() -> None:
     whole = decode(SAMPLE)
     for cut in range(len(SAMPLE) + 1):
         assert decode(SAMPLE[:cut], SAMPLE[cut:]) == whole, f"split at byte {cut}"
+
+
+# -- the event size limit ---------------------------------------------------------
+
+
+def limited(limit: int, *pieces: bytes) -> tuple[list[SSEEvent | SSEComment], bool, str]:
+    """Feed the pieces to a decoder with `max_event_bytes=limit`: the items, whether it
+    stopped at an oversized event, and what close() handed back."""
+    decoder = SSEDecoder(max_event_bytes=limit)
+    items: list[SSEEvent | SSEComment] = []
+    for piece in pieces:
+        items.extend(decoder.feed(piece))
+    oversized = decoder.oversized
+    rest, tail = decoder.close()
+    return items + rest, oversized, tail
+
+
+def test_an_oversized_event_arriving_whole_is_held_back_with_what_follows() -> None:
+    body = b"data: one\n\n" + b"data: " + b"x" * 20 + b"\n\ndata: three\n\n"
+    items, oversized, tail = limited(20, body)
+    assert oversized
+    assert items == [SSEEvent(number=1, event="", data="one", id=None, retry=None)]
+    assert tail == "data: " + "x" * 20 + "\ndata: three"
+
+
+def test_an_event_exactly_at_the_limit_passes() -> None:
+    event = b"data: " + b"x" * 14  # 20 bytes
+    items, oversized, tail = limited(20, event + b"\n\n")
+    assert not oversized
+    assert [item.data for item in items if isinstance(item, SSEEvent)] == ["x" * 14]
+    assert tail == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=6),
+    limit=st.integers(min_value=1, max_value=50),
+    eol=st.sampled_from([b"\n", b"\r", b"\r\n"]),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
+)
+def test_the_event_limit_does_not_depend_on_where_reads_are_cut(
+    sizes: list[int], limit: int, eol: bytes, cuts: list[int]
+) -> None:
+    body = b"".join(b"data: " + b"y" * size + eol + eol for size in sizes)
+    bounds = sorted({min(cut, len(body)) for cut in cuts} | {0, len(body)})
+    pieces = [body[start:end] for start, end in itertools.pairwise(bounds)]
+    assert limited(limit, *pieces) == limited(limit, body)
+    _, oversized, _ = limited(limit, body)
+    assert oversized == any(len(b"data: ") + size > limit for size in sizes)

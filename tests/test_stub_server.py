@@ -527,6 +527,7 @@ def test_fault_names_and_their_parameters() -> None:
         "reset",
         "cut-chunk",
         "gzip",
+        "gzip-bomb",
         "redirect",
         "status",
     )
@@ -837,7 +838,12 @@ def test_event_field_renders_before_data() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [name for name in ANTHROPIC_SCENARIOS if name != "anthropic-no-event-lines"]
+    "name",
+    [
+        name
+        for name in ANTHROPIC_SCENARIOS
+        if name != "anthropic-no-event-lines" and load_scenario(name).is_sse
+    ],
 )
 def test_anthropic_events_are_named_by_their_type(name: str) -> None:
     events = sse_events(load_scenario(name).rendered)
@@ -853,13 +859,59 @@ def test_anthropic_no_event_lines_is_text_tools_without_event_lines() -> None:
     assert chunks_of(body) == chunks_of(load_scenario("anthropic-text-tools").rendered)
 
 
+SEQUENCE_NUMBERS_LOST = {"responses-lost-delta": {4}}  # the event lost on the way
+
+
 @pytest.mark.parametrize("name", RESPONSES_SCENARIOS)
 def test_responses_events_carry_consecutive_sequence_numbers(name: str) -> None:
-    events = sse_events(load_scenario(name).rendered)
+    events = [event for event in sse_events(load_scenario(name).rendered) if event[1] != "[DONE]"]
     chunks = [json.loads(data) for _, data in events]
-    assert [chunk["sequence_number"] for chunk in chunks] == list(range(len(chunks)))
+    lost = SEQUENCE_NUMBERS_LOST.get(name, set())
+    expected = [n for n in range(len(chunks) + len(lost)) if n not in lost]
+    assert [chunk["sequence_number"] for chunk in chunks] == expected
     assert all(list(chunk)[:2] == ["type", "sequence_number"] for chunk in chunks)
     assert all(event == chunk["type"] for (event, _), chunk in zip(events, chunks, strict=True))
+
+
+# What the openai SDK's `Response` type requires of every `response` object.
+RESPONSE_REQUIRED = {
+    "id", "created_at", "model", "object", "output", "parallel_tool_calls", "tool_choice", "tools"
+}  # fmt: skip
+FINAL_TYPES = ("response.completed", "response.incomplete", "response.failed")
+STATUS_OF = {
+    "response.created": "in_progress",
+    "response.in_progress": "in_progress",
+    **{kind: kind.removeprefix("response.") for kind in FINAL_TYPES},
+}
+
+
+@pytest.mark.parametrize("name", RESPONSES_SCENARIOS)
+def test_responses_objects_are_whole_and_the_final_one_restates_every_item(name: str) -> None:
+    """As the API sends them: every `response` has the fields the SDK's type requires, and
+    the final one's `output` is every item done so far, in output_index order (the openai
+    SDK's final response is that `output`)."""
+    done: dict[int, Any] = {}
+    for chunk in chunks_of(load_scenario(name).rendered):
+        if chunk["type"] == "response.output_item.done":
+            done[chunk["output_index"]] = chunk["item"]
+        if "response" in chunk:
+            response = chunk["response"]
+            assert response.keys() >= RESPONSE_REQUIRED, chunk["type"]
+            final = chunk["type"] in FINAL_TYPES
+            assert response["output"] == ([done[i] for i in sorted(done)] if final else [])
+            assert response["status"] == STATUS_OF[chunk["type"]]
+
+
+def test_responses_text_events_carry_logprobs() -> None:
+    """`logprobs` is required on output_text.delta and .done in the SDK's types."""
+    texts = [
+        chunk
+        for name in RESPONSES_SCENARIOS
+        for chunk in chunks_of(load_scenario(name).rendered)
+        if chunk["type"] in ("response.output_text.delta", "response.output_text.done")
+    ]
+    assert texts
+    assert all(chunk["logprobs"] == [] for chunk in texts)
 
 
 def test_sequence_numbers_skip_other_items_and_keep_existing_ones() -> None:
@@ -887,6 +939,7 @@ ANTHROPIC_INPUTS: dict[str, dict[int, str]] = {
     "anthropic-thinking": {2: '{"city":"Oslo"}'},
     "anthropic-max-tokens": {1: '{"city":"San Fra'},
     "anthropic-error": {},
+    "anthropic-json": {},  # not a stream: its inputs arrive whole
     "anthropic-full-input": {},
     "anthropic-truncated": {0: '{"city":"Ber'},
     # index 0 holds two blocks and a stray " " delta after the first block's stop
@@ -911,6 +964,8 @@ RESPONSES_ARGUMENTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "responses-error": ({"fc_er1": '{"city":"Ca'}, {}),
     "responses-truncated": ({"fc_tr1": '{"city":"Nairob'}, {}),
     "responses-reasoning": ({"fc_rz1": '{"city":"Seoul"}'}, {"fc_rz1": '{"city":"Seoul"}'}),
+    "responses-lost-delta": ({"fc_ld1": '{"ciirobi"}'}, {"fc_ld1": '{"city":"Nairobi"}'}),
+    "responses-litellm": ({"fc_ll1": '{"city":"Quito"}'}, {"fc_ll1": '{"city":"Quito"}'}),
 }
 
 
@@ -1002,7 +1057,7 @@ def test_cli_list_prints_every_scenario(capsys: pytest.CaptureFixture[str]) -> N
     assert cli_main(["--list"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert listed == ALL_SCENARIOS
-    assert len(listed) == 45
+    assert len(listed) == 48
 
 
 def test_cli_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:

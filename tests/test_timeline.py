@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,8 +18,9 @@ from conftest import frozen_clock, make_app, settled_then, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.screens.timeline import (
+    ArrivalStrip,
     Chart,
-    Strip,
+    TimelineFigures,
     TimelineScreen,
     axis_end,
     axis_rows,
@@ -34,7 +35,10 @@ from toolstream_tui.app.screens.timeline import (
     sparkline,
     tick_step,
 )
-from toolstream_tui.core.timing import Gap
+from toolstream_tui.core.fields import FieldTiming
+from toolstream_tui.core.state import CallSlot, StreamState
+from toolstream_tui.core.timing import Gap, call_timing, stream_timing
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.recording import Recorder
@@ -99,10 +103,12 @@ def test_a_silence_marks_every_bin_it_overlaps() -> None:
 
 
 def test_the_axis_ends_at_the_last_time_known_and_never_at_zero() -> None:
-    timing: dict[str, Any] = {"last_byte": 3.0, "calls": []}
-    assert axis_end(timing, {0: [1.0, 3.5]}, [0.5]) == 3.5
-    assert axis_end({"last_byte": None, "calls": []}, {}, []) == 1.0
-    assert axis_end({"last_byte": 0.0, "calls": []}, {0: [0.0]}, [0.0]) == 1.0
+    nothing_known = stream_timing(StreamState("test", None))
+    last_byte_at_3 = replace(nothing_known, last_byte=3.0)
+    assert axis_end(TimelineFigures(last_byte_at_3, {0: [1.0, 3.5]}, [0.5])) == 3.5
+    assert axis_end(TimelineFigures(nothing_known, {}, [])) == 1.0
+    last_byte_at_0 = replace(nothing_known, last_byte=0.0)
+    assert axis_end(TimelineFigures(last_byte_at_0, {0: [0.0]}, [0.0])) == 1.0
 
 
 def test_ticks_are_round_and_leave_room_for_their_labels() -> None:
@@ -116,7 +122,7 @@ def test_ticks_are_round_and_leave_room_for_their_labels() -> None:
 
 
 def test_a_strip_draws_arrivals_silences_and_the_time_before_it_began() -> None:
-    strip = Strip(
+    strip = ArrivalStrip(
         label=Text("#0"),
         times=[1.0, 1.0, 1.2, 3.9],
         style="green",
@@ -128,16 +134,20 @@ def test_a_strip_draws_arrivals_silences_and_the_time_before_it_began() -> None:
     assert draw_strip(strip, 4.0, 8).plain == "─┃█····▃"
 
 
+def call_named(index: int, name: str | None) -> Text:
+    return call_label(call_timing(CallSlot(index, None, name, started_at=0.0), 1.0))
+
+
 def test_model_text_in_labels_is_shown_literally() -> None:
-    label = call_label({"index": 3, "name": "[red]x\x1b[0m"})
+    label = call_named(3, "[red]x\x1b[0m")
     assert label.plain == "#3 [red]x␛[0m"
     assert all("red" not in str(span.style) for span in label.spans)
-    assert call_label({"index": 0, "name": None}).plain == "#0 ?"
+    assert call_named(0, None).plain == "#0 ?"
 
 
 def test_a_field_not_yet_complete_shows_an_ellipsis() -> None:
-    assert field_time({"key": "city", "named": 1.9, "complete": 3.5}).plain == "city 1.90→3.50 s"
-    assert field_time({"key": "days", "named": 3.5, "complete": None}).plain == "days 3.50→…"
+    assert field_time(FieldTiming("city", 1.9, 3.5)).plain == "city 1.90→3.50 s"
+    assert field_time(FieldTiming("days", 3.5, None)).plain == "days 3.50→…"
 
 
 def test_items_flow_onto_as_few_lines_as_fit() -> None:
@@ -207,7 +217,7 @@ def write_recording(path: Path) -> Path:
 def replay_app(tmp_path: Path) -> ToolstreamApp:
     source = ReplaySource(write_recording(tmp_path / "timeline.sse"), speed=0, clock=frozen_clock)
     source.label = "replay:timeline.sse"  # not tmp_path, which differs from run to run
-    app = ToolstreamApp(source, clock=frozen_clock, keep_handled=True)
+    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
     app.animation_level = "none"
     return app
 
@@ -304,7 +314,8 @@ async def test_each_lane_shows_when_its_fields_were_complete(tmp_path: Path) -> 
     app = replay_app(tmp_path)
     async with app.run_test(size=REPLAY_SIZE):
         await wait_settled(app)
-        lines = [str(lane.fields_line.render()) for lane in app.lanes.ordered()]
+        lanes = app.stream.lanes.lanes
+        lines = [str(lanes[index].fields_line.render()) for index in sorted(lanes)]
     assert lines == [
         "fields city 0.80s · days 1.00s · unit 3.20s",
         "fields tz 3.00s · format 3.12s",
@@ -320,7 +331,7 @@ async def test_an_open_timeline_follows_the_stream_until_it_ends() -> None:
 
     with StubServer("weather", speed=0, before_event=before_event) as stub:
         source = HttpSource(HttpRequest(url=stub.scenario_url("weather")))
-        app = ToolstreamApp(source, clock=frozen_clock)
+        app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
         async with app.run_test(size=REPLAY_SIZE) as pilot:
             while app.session.state.events < 4:  # the stub holds event 4 back
                 await pilot.pause(0.01)

@@ -4,22 +4,29 @@ became known) and the report's `timing` section."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
 
 from conftest import CliRunner
 from toolstream_tui.core import StreamSession, build_report
-from toolstream_tui.core.fields import FieldClock, FieldScanner
-from toolstream_tui.core.timing import gaps
+from toolstream_tui.core import fields as fields_module
+from toolstream_tui.core.fields import FieldClock, FieldScanner, FieldTiming
+from toolstream_tui.core.pieces import TextPieces
+from toolstream_tui.core.timing import MAX_GAPS, gaps, stream_timing
+
+README = Path(__file__).parent.parent / "README.md"
 
 
 def scanned(pieces: list[str]) -> list[tuple[str, int, int | None]]:
+    """The fields once every piece has arrived (the last is fed as final)."""
     scanner = FieldScanner()
-    for piece in pieces:
-        scanner.feed(piece)
+    for number, piece in enumerate(pieces, start=1):
+        scanner.feed(piece, final=number == len(pieces))
     return [(field.key, field.named_at, field.complete_at) for field in scanner.fields]
 
 
@@ -62,6 +69,30 @@ def test_a_field_is_not_complete_before_its_end_has_arrived(
         )
 
 
+def test_a_long_unfinished_value_is_tried_again_only_as_it_grows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Following a value of n characters cut into single characters costs a
+    constant times n, not n tries of the decoder over it."""
+    tries = []
+    decoder = fields_module._VALUE
+
+    class Counting:
+        def raw_decode(self, text: str, start: int) -> tuple[Any, int]:
+            tries.append(len(text) - start)
+            return decoder.raw_decode(text, start)
+
+    monkeypatch.setattr(fields_module, "_VALUE", Counting())
+    raw = '{"rows": [' + ",".join(str(n) for n in range(20_000)) + '], "next": 1}'
+    scanner = FieldScanner()
+    for char in raw:
+        scanner.feed(char)
+    assert sum(tries) < 10 * len(raw), "the decoder read the value far more than a few times"
+    scanner.feed("", final=True)  # the call is over: what waited is settled now
+    assert [field.key for field in scanner.fields] == ["rows", "next"]
+    assert scanner.fields[0].complete_at == raw.index("]")
+
+
 def test_not_an_object_and_garbage_give_no_fields() -> None:
     assert scanned(['[{"a": 1}, ', '{"b": 2}]']) == []
     assert scanned(["garbage } ] , : \\", '"x']) == []
@@ -71,16 +102,40 @@ def test_an_escape_cut_in_half_waits_for_its_second_character() -> None:
     assert scanned(['{"a\\', '"b": 1}']) == [('a"b', 6, 10)]
 
 
+def pieces_of(*fragments: tuple[str, float]) -> TextPieces:
+    pieces = TextPieces()
+    for number, (text, t) in enumerate(fragments, start=1):
+        pieces.append(text, number, t)
+    return pieces
+
+
 def test_field_clock_turns_offsets_into_arrival_times() -> None:
+    pieces = pieces_of(('{"ci', 0.1), ('ty": "B', 0.2))
     clock = FieldClock()
-    clock.add(['{"ci', 'ty": "B'], [0.1, 0.2])
-    clock.add(['eijing"', ', "days": 3'], [0.3, 0.4])
+    clock.follow(pieces)
+    pieces.append('eijing"', 3, 0.3)
+    pieces.append(', "days": 3', 4, 0.4)
+    clock.follow(pieces)
     assert [(f.key, f.named, f.complete) for f in clock.timings()] == [
         ("city", 0.2, 0.3),
         ("days", 0.4, None),  # a number is complete only when what follows it arrives
     ]
-    clock.add(["}"], [0.5])
+    pieces.append("}", 5, 0.5)
+    clock.follow(pieces)
     assert clock.timings()[1].complete == 0.5
+
+
+def test_field_clock_tells_what_was_known_after_the_first_characters() -> None:
+    """A display stepping through a stream asks what was known at an earlier moment."""
+    pieces = pieces_of(('{"city": "B', 0.1), ('eijing", "da', 0.2), ('ys": 3}', 0.3))
+    clock = FieldClock()
+    clock.follow(pieces)
+    first = pieces.length_upto(1)
+    second = pieces.length_upto(2)
+    assert [(f.key, f.complete) for f in clock.timings(length=first)] == [("city", None)]
+    assert [(f.key, f.complete) for f in clock.timings(length=second)] == [("city", 0.2)]
+    assert clock.count_upto(second) == 1 and clock.count_upto(2) == 0
+    assert [(f.key, f.complete) for f in clock.timings()] == [("city", 0.2), ("days", 0.3)]
 
 
 def test_gaps_are_silences_over_the_threshold() -> None:
@@ -154,6 +209,61 @@ def test_the_stall_threshold_is_the_sessions() -> None:
     timing = build_report(session.state)["timing"]
     assert timing["stall_threshold"] == 0.05
     assert [stall["after"] for stall in timing["stalls"]] == [0, 1, 2, 3, 4, 5]
+
+
+def test_the_timing_values_are_typed_and_to_the_millisecond() -> None:
+    """The screen reads these values and the report prints them: both say 0.123."""
+    session = StreamSession("test")
+    session.open(200, "text/event-stream", t=0.10004)
+    session.feed(sse(chunk(tc(0, "call_1", "get_weather", '{"city": "Oslo"'))), 0.12345)
+    session.feed(sse(chunk(tc(0, args="}")), chunk(finish="tool_calls"), "[DONE]"), 0.2006)
+    session.close(0.2006)
+    timing = stream_timing(session.state)
+    assert (timing.response, timing.first_byte, timing.last_byte) == (0.1, 0.123, 0.201)
+    (call,) = timing.calls
+    assert (call.started, call.named, call.first_fragment, call.last_fragment) == (
+        0.123,
+        0.123,
+        0.123,
+        0.201,
+    )
+    assert call.fields == (FieldTiming("city", 0.123, 0.123),)
+    assert (call.first_usable_field, timing.first_usable_field) == (0.123, 0.123)
+    (reported,) = build_report(session.state)["timing"]["calls"]
+    assert reported["fields"] == [{"key": "city", "named": 0.123, "complete": 0.123}]
+
+
+def test_a_limping_stream_lists_the_first_silences_and_counts_them_all() -> None:
+    session = StreamSession("test", stall_threshold=0.01)
+    session.open(200, "text/event-stream", t=0.0)
+    session.feed(sse(chunk(tc(0, "call_1", "get_weather", "["))), 0.0)
+    limps = MAX_GAPS + 20
+    for number in range(1, limps + 1):
+        session.feed(sse(chunk(tc(0, args="1,"))), number * 0.1)
+    timing = stream_timing(session.state)
+    (call,) = timing.calls
+    assert (timing.stalls_total, call.gaps_total) == (limps, limps)
+    assert [stall.after for stall in timing.stalls] == list(range(1, MAX_GAPS + 1))
+    assert [gap.after for gap in call.gaps] == list(range(1, MAX_GAPS + 1))
+    reported = build_report(session.state)["timing"]
+    assert len(reported["stalls"]) == len(reported["calls"][0]["gaps"]) == MAX_GAPS
+    assert reported["stalls"][-1] == {"after": MAX_GAPS, "start": 9.9, "seconds": 0.1}
+
+
+def test_the_readme_report_example_has_the_timing_sections_keys_in_order() -> None:
+    readme = README.read_text(encoding="utf-8").split("## The headless report", 1)[1]
+    example = json.loads(readme.split("```json\n", 1)[1].split("```", 1)[0])["timing"]
+    session = StreamSession("test")
+    session.open(200, "text/event-stream", t=0.1)
+    for t, body in READS:
+        session.feed(body, t)
+    session.close(3.6)
+    timing = build_report(session.state)["timing"]
+    assert list(example) == list(timing)
+    assert list(example["text"]) == list(timing["text"])
+    assert list(example["calls"][0]) == list(timing["calls"][0])
+    assert list(example["calls"][0]["fields"][0]) == list(timing["calls"][0]["fields"][0])
+    assert list(timing["stalls"][0]) == ["after", "start", "seconds"]
 
 
 def test_headless_reports_timing_with_the_threshold_asked_for(cli: CliRunner) -> None:

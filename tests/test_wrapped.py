@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import get_character_cell_size
 
-from toolstream_tui.app.wrapped import ONE_CELL_RANGES, Run, WrappedLines, cells_of
+from toolstream_tui.app.wrapped import ONE_CELL_RANGES, Run, RunText, WrappedLines, cells_of
 from toolstream_tui.core.visible import inert
 
 # ASCII, a space to wrap words at, newlines, a combining accent (0 cells), CJK
@@ -60,6 +60,19 @@ def lines_of(wrapped: WrappedLines) -> list[Line]:
     return [wrapped.line_runs(number) for number in range(len(wrapped))]
 
 
+def wrapped_runs(width: int, word_wrap: bool = False, newlines: bool = True) -> WrappedLines:
+    return WrappedLines(RunText(), width, word_wrap=word_wrap, newlines=newlines)
+
+
+def extend(wrapped: WrappedLines, runs: list[Run]) -> None:
+    """Append `runs` to the text and wrap up to its end."""
+    source = wrapped.source
+    assert isinstance(source, RunText)
+    for text, tag in runs:
+        source.append(text, tag)
+    wrapped.extend_to(source.length)
+
+
 runs_strategy = st.lists(
     st.tuples(st.text(alphabet=ALPHABET, max_size=30), st.integers(0, 3)), max_size=25
 )
@@ -74,10 +87,10 @@ runs_strategy = st.lists(
 def test_lines_match_a_character_by_character_wrap(
     runs: list[Run], width: int, word_wrap: bool, cuts: list[int]
 ) -> None:
-    wrapped = WrappedLines(width, word_wrap=word_wrap)
+    wrapped = wrapped_runs(width, word_wrap=word_wrap)
     bounds = [0, *sorted(cut for cut in cuts if cut <= len(runs)), len(runs)]
     for start, end in pairwise(bounds):
-        wrapped.extend(runs[start:end])
+        extend(wrapped, runs[start:end])
     assert lines_of(wrapped) == wrap_by_character(runs, width, word_wrap)
     assert wrapped.length == sum(len(text) for text, _ in runs)
 
@@ -86,9 +99,9 @@ def test_lines_match_a_character_by_character_wrap(
 def test_each_offset_lies_on_the_line_line_of_names(
     runs: list[Run], width: int, word_wrap: bool
 ) -> None:
-    wrapped = WrappedLines(width, word_wrap=word_wrap)
+    wrapped = wrapped_runs(width, word_wrap=word_wrap)
     for run in runs:
-        wrapped.extend([run])
+        extend(wrapped, [run])
     text = "".join(text for text, _ in runs)
     for offset, char in enumerate(text):
         number = wrapped.line_of(offset)
@@ -98,8 +111,8 @@ def test_each_offset_lies_on_the_line_line_of_names(
 
 
 def test_a_long_ascii_line_is_cut_every_width_characters() -> None:
-    wrapped = WrappedLines(7)
-    wrapped.extend([("x" * 20, 1), ("y" * 3, 2)])
+    wrapped = wrapped_runs(7)
+    extend(wrapped, [("x" * 20, 1), ("y" * 3, 2)])
     assert [wrapped.line_text(n) for n in range(len(wrapped))] == [
         "xxxxxxx",
         "xxxxxxx",
@@ -110,18 +123,30 @@ def test_a_long_ascii_line_is_cut_every_width_characters() -> None:
 
 
 def test_a_full_line_breaks_only_when_more_text_arrives() -> None:
-    wrapped = WrappedLines(3)
-    wrapped.extend([("abc", 0)])
+    wrapped = wrapped_runs(3)
+    extend(wrapped, [("abc", 0)])
     assert len(wrapped) == 1
-    wrapped.extend([("d", 0)])
+    extend(wrapped, [("d", 0)])
     assert [wrapped.line_text(n) for n in range(len(wrapped))] == ["abc", "d"]
 
 
-def test_shown_text_is_what_gets_wrapped() -> None:
-    wrapped = WrappedLines(4, shown=inert)
-    wrapped.extend([("a\nb", 0), ("\x1b[2J", 1)])
+def test_a_newline_that_does_not_break_is_one_cell_as_drawn() -> None:
+    """A lane draws a newline as ␊ and a control character as its picture: one
+    cell each, wrapped where they are drawn."""
+    wrapped = wrapped_runs(4, newlines=False)
+    extend(wrapped, [("a\nb", 0), ("\x1b[2J", 1)])
     assert len(wrapped) == 2, "the newline is drawn as ␊, not broken at"
-    assert wrapped.line_runs(0) == [("a␊b", 0), ("␛", 1)]
+    assert wrapped.line_runs(0) == [("a\nb", 0), ("\x1b", 1)]
+    assert [inert(text) for text, _ in wrapped.line_runs(0)] == ["a␊b", "␛"]
+
+
+def test_invisible_characters_take_the_cell_of_their_picture() -> None:
+    """A zero-width or C1 character is drawn as ¤: it takes one cell, so a line of
+    them is not longer than the view."""
+    assert cells_of("\u200b") == cells_of("\x9b") == 1
+    wrapped = wrapped_runs(3, newlines=False)
+    extend(wrapped, [("\u200b" * 7, 0)])
+    assert [len(wrapped.line_text(n)) for n in range(len(wrapped))] == [3, 3, 1]
 
 
 def test_every_character_taken_as_one_cell_is_one_cell() -> None:

@@ -13,6 +13,8 @@ in `StubServer.before_event`; a non-SSE body counts as a single event.
 - `cut-chunk`: the last chunk's size line announces its full size, half of it is sent,
   then the connection closes.
 - `gzip`: the body gzip-compressed (`Content-Encoding: gzip`), flushed after every write.
+- `gzip-bomb`: a small gzip body inflating to `mib` MiB: one SSE event that never ends
+  (`error_code` 0), or an error body of that HTTP status (`error_code` 400..599).
 - `redirect`: 307 to the same URL without the fault; `hops` redirects in a chain.
 - `status`: HTTP `code` with an OpenAI-style JSON error and `Retry-After: retry_after`.
 
@@ -22,7 +24,7 @@ This module holds the pure parts (parsing, byte plans); the server does the sock
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -38,6 +40,7 @@ FAULT_PARAMS: dict[str, tuple[str, ...]] = {
     "reset": ("at",),
     "cut-chunk": (),
     "gzip": (),
+    "gzip-bomb": ("mib", "error_code"),
     "redirect": ("hops",),
     "status": ("code", "retry_after"),
 }
@@ -77,6 +80,8 @@ PARAMS: dict[str, Param] = {
     "hops": Param(int, 1, 50),
     "code": Param(int, 400, 599),
     "retry_after": Param(int, 0, 86_400),
+    "mib": Param(int, 1, 1 << 20),
+    "error_code": Param(int, 0, 599),
 }
 
 
@@ -91,6 +96,8 @@ class Fault:
     hops: int = 1
     code: int = 429
     retry_after: int = 7
+    mib: int = 4096
+    error_code: int = 0
     from_default: bool = False
 
 
@@ -187,6 +194,30 @@ def status_error(fault: Fault) -> dict[str, Any]:
     message, kind, code = STATUS_ERRORS.get(fault.code, fallback)
     error = {"message": message.format(retry_after=fault.retry_after), "type": kind}
     return {"error": {**error, "param": None, "code": code}}
+
+
+BOMB_BLOCK = 1 << 20
+BOMB_SSE_START = b'data: {"choices":[{"index":0,"delta":{"content":"'
+BOMB_ERROR_START = b'{"error":{"message":"'
+
+
+def gzip_bomb(fault: Fault) -> tuple[int, str, Iterator[bytes]]:
+    """Status, content type and the gzip pieces of a body that inflates to `mib` MiB
+    of one event (or one error message) that never ends; made as it is sent."""
+    if fault.error_code:
+        return fault.error_code, "application/json", _bomb_pieces(BOMB_ERROR_START, fault.mib)
+    return 200, "text/event-stream", _bomb_pieces(BOMB_SSE_START, fault.mib)
+
+
+def _bomb_pieces(start: bytes, mib: int) -> Iterator[bytes]:
+    compressor = zlib.compressobj(9, wbits=GZIP_WBITS)
+    yield compressor.compress(start)
+    block = b"x" * BOMB_BLOCK
+    for _ in range(mib):
+        piece = compressor.compress(block)
+        if piece:
+            yield piece
+    yield compressor.flush()
 
 
 class GzipStream:

@@ -5,6 +5,11 @@ A scenario is a JSON file in the `scenarios/` package data directory. It either 
 `endpoint` names the API path it imitates (Chat Completions, Anthropic Messages or OpenAI
 Responses); `sequence_numbers` numbers Responses events, and `echo_api_key` lets the server
 put the request's key into a `body` in place of `{api_key}`.
+
+A Responses scenario names only what matters in each event's `response` object: it is
+rendered with every field the API always sends, and the final event (`response.completed`,
+`.incomplete`, `.failed`) restates in its `output` every item done so far, as the API does
+(an `output` the scenario gives is kept as it is).
 """
 
 from __future__ import annotations
@@ -33,7 +38,25 @@ DEFAULT_DELAY_MS = 30.0
 LINE_ENDINGS = ("\n", "\r\n", "\r")
 FIELD_KEYS = ("event", "id", "retry")
 CHAT_ENDPOINT = "/v1/chat/completions"
-ENDPOINTS = (CHAT_ENDPOINT, "/v1/messages", "/v1/responses")
+RESPONSES_ENDPOINT = "/v1/responses"
+ENDPOINTS = (CHAT_ENDPOINT, "/v1/messages", RESPONSES_ENDPOINT)
+RESPONSE_ID = "resp_stub"
+FINAL_RESPONSE_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+RESPONSE_STATUS = {
+    "response.created": "in_progress",
+    "response.in_progress": "in_progress",
+    "response.queued": "queued",
+    "response.completed": "completed",
+    "response.incomplete": "incomplete",
+    "response.failed": "failed",
+}
+RESPONSE_USAGE = {
+    "input_tokens": 36,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 24,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 60,
+}
 API_KEY_PLACEHOLDER = b"{api_key}"
 
 Item = dict[str, Any]
@@ -176,7 +199,8 @@ def load_scenario(name: str) -> Scenario:
     spec = _read_spec(name)
     line_ending = _checked(name, spec, "line_ending", "\n", LINE_ENDINGS)
     endpoint = _checked(name, spec, "endpoint", CHAT_ENDPOINT, ENDPOINTS)
-    events = tuple(render_item(item, line_ending).encode("utf-8") for item in _items(spec))
+    items = _items(spec, full_responses=endpoint == RESPONSES_ENDPOINT)
+    events = tuple(render_item(item, line_ending).encode("utf-8") for item in items)
     body = _render_body(spec["body"]) if "body" in spec else b"".join(events)
     return Scenario(
         name=name,
@@ -238,9 +262,64 @@ def _render_body(body: str | dict[str, Any]) -> bytes:
     return compact_json(body["json"]).encode("utf-8")
 
 
-def _items(spec: dict[str, Any]) -> Iterator[Item]:
+def _items(spec: dict[str, Any], *, full_responses: bool = False) -> Iterator[Item]:
     items = _expanded(spec)
+    items = with_full_responses(items) if full_responses else items
     return with_sequence_numbers(items) if spec.get("sequence_numbers") else items
+
+
+def with_full_responses(items: Iterable[Item]) -> Iterator[Item]:
+    """Each Responses chunk's `response` rendered as the API sends it: every field it always
+    carries under the scenario's own, and in a final event an `output` restating every item
+    done so far, in output_index order."""
+    done: dict[int, Any] = {}
+    for item in items:
+        chunk = item.get("chunk")
+        kind = chunk.get("type") if isinstance(chunk, dict) else None
+        if kind == "response.output_item.done" and isinstance(chunk.get("output_index"), int):
+            done[chunk["output_index"]] = chunk.get("item")
+        if isinstance(chunk, dict) and isinstance(chunk.get("response"), dict):
+            final = kind in FINAL_RESPONSE_EVENTS
+            output = [done[index] for index in sorted(done)] if final else []
+            response = response_object(str(kind), output) | chunk["response"]
+            item = {**item, "chunk": {**chunk, "response": response}}
+        yield item
+
+
+def response_object(kind: str, output: list[Any]) -> dict[str, Any]:
+    """The `response` object of a Responses event of type `kind`, with the fields the API
+    always sends (the SDK's `Response` type requires some of them)."""
+    final = kind in FINAL_RESPONSE_EVENTS
+    return {
+        "id": RESPONSE_ID,
+        "object": "response",
+        "created_at": CHUNK_CREATED,
+        "status": RESPONSE_STATUS.get(kind, "in_progress"),
+        "background": False,
+        "completed_at": CHUNK_CREATED + 2 if kind == "response.completed" else None,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": None,
+        "max_tool_calls": None,
+        "model": CHUNK_MODEL,
+        "output": output,
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "service_tier": "default",
+        "store": True,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_logprobs": 0,
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": RESPONSE_USAGE if final and kind != "response.failed" else None,
+        "user": None,
+        "metadata": {},
+    }
 
 
 def with_sequence_numbers(items: Iterable[Item]) -> Iterator[Item]:

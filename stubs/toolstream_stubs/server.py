@@ -29,6 +29,7 @@ from toolstream_stubs.faults import (
     FaultError,
     GzipStream,
     cut_offset,
+    gzip_bomb,
     parse_fault,
     redirect_query,
     split_last_piece,
@@ -360,6 +361,7 @@ class _StubHandler(BaseHTTPRequestHandler):
             "reset": self._send_reset,
             "cut-chunk": self._send_cut_chunk,
             "gzip": self._send_gzip,
+            "gzip-bomb": self._send_gzip_bomb,
             "redirect": self._send_redirect,
             "status": self._send_status,
         }
@@ -418,6 +420,20 @@ class _StubHandler(BaseHTTPRequestHandler):
         if self._write_groups(groups, delay_s, stream.encode):
             self._write_chunk(stream.finish())
             self.wfile.write(LAST_CHUNK)
+
+    def _send_gzip_bomb(self, fault: Fault, scenario: Scenario) -> None:
+        status, content_type, pieces = gzip_bomb(fault)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for piece in pieces:
+            if not self.server.stub.pause(0):  # the server is stopping
+                return
+            self._write_chunk(piece)
+        self.wfile.write(LAST_CHUNK)
 
     def _send_redirect(self, fault: Fault, scenario: Scenario) -> None:
         parts = urlsplit(self.path)

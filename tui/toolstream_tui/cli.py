@@ -14,15 +14,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bundle import write_bundle
+from .command_line import VersionAction, missing_terminal, number_from
 from .core import StreamSession, StreamState, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.detect import DIALECTS
 from .core.events import Status
-from .core.report import report_json
+from .core.report import EXIT_FAILED, report_json
 from .core.session import MAX_BYTES, MAX_EVENT_BYTES
 from .core.state import STALL_SECONDS
 from .core.visible import inert
+from .options import WatchOptions
 from .sources import Limits, Source, pump
+from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items
 
 if TYPE_CHECKING:
@@ -34,51 +37,105 @@ EXIT_LINT = 3  # the stream was sound, but an anomaly named by --fail-on occurre
 EXIT_INTERRUPTED = 130
 
 
-class UsageError(Exception):
-    pass
+# The anomalies that say why a stream stopped before its finish.
+STOP_ANOMALY_KINDS = ("limit-reached", "connection-lost", "idle-timeout")
+
+
+class CommandError(Exception):
+    """One line for stderr, and the exit code it means."""
+
+    code = EXIT_USAGE
+
+
+class UsageError(CommandError):
+    """The command line is wrong: an option's value is not one the tool takes."""
+
+
+class CannotUse(CommandError):
+    """A URL or file the command line names cannot be used: a source that failed."""
+
+    code = EXIT_FAILED
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Watch LLM tool calls stream in over Server-Sent Events. "
-        "With no source, watches the embedded stub server's 'demo' scenario. "
-        "'toolstream-tui diff A B' compares two recordings.",
+        description="Watch LLM tool calls stream in over Server-Sent Events (OpenAI chat "
+        "completions, Anthropic Messages or OpenAI Responses, detected). With no source, "
+        "watches the embedded stub server's 'demo' scenario. "
+        "'toolstream-tui diff A B' compares two recordings; 'toolstream-tui proxy --upstream "
+        "URL' watches the requests an agent sends through it.",
     )
+    parser.add_argument("--version", action=VersionAction)
+    add_source_options(parser)
+    add_request_options(parser)
+    add_display_options(parser)
+    add_limit_options(parser)
+    add_output_options(parser)
+    return parser
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--url", help="SSE endpoint to request (OpenAI-compatible chat completions)"
+        "--url",
+        help="request a stream from this http(s) URL: OpenAI chat completions, Anthropic "
+        "Messages or OpenAI Responses",
     )
-    source.add_argument("--replay", metavar="FILE", type=Path, help="replay a recorded stream")
+    source.add_argument(
+        "--replay",
+        metavar="FILE",
+        type=Path,
+        help="replay a recording (a response body as --record writes it, with its timing "
+        "file when there is one)",
+    )
     source.add_argument("--scenario", metavar="NAME", help="embedded stub scenario (default: demo)")
     parser.add_argument("--list-scenarios", action="store_true", help="list stub scenarios")
+    parser.add_argument(
+        "--dialect",
+        choices=sorted(DIALECTS),
+        help="read the stream as this dialect (default: detected from its first events)",
+    )
+
+
+def add_request_options(parser: argparse.ArgumentParser) -> None:
     request = parser.add_argument_group("request (with --url)")
     request.add_argument("-X", "--method", help="HTTP method (default: GET, or POST with --data)")
-    request.add_argument("-d", "--data", help="request body, or @FILE to read it from a file")
+    request.add_argument(
+        "-d",
+        "--data",
+        help="request body, or @FILE to read it from a file (sent as application/json unless "
+        "a Content-Type header is given)",
+    )
     request.add_argument(
         "-H", "--header", action="append", default=[], help="'Name: value' (repeatable)"
     )
-    request.add_argument("--timeout", type=float, default=60.0, help="seconds (default: 60)")
+    request.add_argument(
+        "--timeout",
+        type=number_from(float, 0, above=True),
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds to wait for the connection or for each read before giving up (default: 60)",
+    )
     request.add_argument(
         "--api-key-env",
         metavar="NAME",
         help="send the key in environment variable NAME as the provider expects "
         "(default: OPENAI_API_KEY / ANTHROPIC_API_KEY for api.openai.com / api.anthropic.com)",
     )
-    parser.add_argument(
-        "--dialect",
-        choices=sorted(DIALECTS),
-        help="the stream's dialect (default: detected from the stream)",
-    )
+
+
+def add_display_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--speed",
-        type=float,
+        type=number_from(float, 0),
         default=1.0,
+        metavar="F",
         help="pace of replay and stub: 1 = recorded pace, 0 = as fast as possible",
     )
     parser.add_argument(
         "--typing-cps",
-        type=float,
+        type=number_from(float, 0, above=True),
         metavar="N",
         help="reveal the text at a steady N characters per second (default: as received)",
     )
@@ -88,35 +145,51 @@ def build_parser() -> argparse.ArgumentParser:
         help="start with live previews: streaming lanes show what their arguments parse "
         "to so far (toggle with p)",
     )
+
+
+IDLE_HELP = "end the stream as truncated after SECONDS without data (default: never)"
+
+
+def add_limit_options(parser: argparse.ArgumentParser, idle_help: str = IDLE_HELP) -> None:
+    """--max-bytes, --max-event-bytes, --idle-timeout and --stall-threshold, shared
+    with `toolstream-tui proxy`."""
     limits = parser.add_argument_group("limits")
     limits.add_argument(
         "--max-bytes",
-        type=int,
+        type=number_from(int, 1),
         default=MAX_BYTES,
         metavar="N",
         help=f"stop reading past N bytes, keeping what came (default: {MAX_BYTES})",
     )
     limits.add_argument(
         "--max-event-bytes",
-        type=int,
+        type=number_from(int, 1),
         default=MAX_EVENT_BYTES,
         metavar="N",
-        help=f"stop at an SSE event larger than N bytes (default: {MAX_EVENT_BYTES})",
+        help=f"stop at an SSE event larger than N bytes, keeping what came "
+        f"(default: {MAX_EVENT_BYTES})",
     )
     limits.add_argument(
-        "--idle-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="end the stream as truncated after SECONDS without data (default: never)",
+        "--idle-timeout", type=number_from(float, 0, above=True), metavar="SECONDS", help=idle_help
     )
-    parser.add_argument(
+    limits.add_argument(
         "--stall-threshold",
-        type=float,
+        type=number_from(float, 0, above=True),
         default=STALL_SECONDS,
         metavar="SECONDS",
-        help=f"a silence longer than this is a stall in the timing (default: {STALL_SECONDS:g})",
+        help="a silence longer than SECONDS is a stall in the timing and the timeline "
+        f"(default: {STALL_SECONDS:g})",
     )
-    parser.add_argument("--record", metavar="FILE", type=Path, help="record what is received")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        metavar="FILE",
+        type=Path,
+        help="record the response body to FILE byte for byte, and its request and read "
+        "times to FILE.timing.jsonl",
+    )
     parser.add_argument(
         "--bundle",
         metavar="DIR",
@@ -124,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a repro bundle to DIR once the stream is over: the recording, the "
         "report, an SVG of the screen and a README on replaying it (in the app: key b)",
     )
-    parser.add_argument("--headless", action="store_true", help="print a JSON report, no UI")
+    parser.add_argument(
+        "--headless", action="store_true", help="print a JSON report when the stream ends, no UI"
+    )
     parser.add_argument(
         "--fail-on",
         metavar="KINDS",
@@ -134,7 +209,6 @@ def build_parser() -> argparse.ArgumentParser:
         "occurs ('any' for every kind; --list-anomalies lists them), so CI can lint a server",
     )
     parser.add_argument("--list-anomalies", action="store_true", help="list anomaly kinds")
-    return parser
 
 
 def parse_headers(lines: Sequence[str]) -> dict[str, str]:
@@ -155,13 +229,16 @@ def read_body(data: str | None) -> bytes | None:
     try:
         return Path(data[1:]).read_bytes()
     except OSError as exc:
-        raise UsageError(f"cannot read request body {data[1:]}: {exc.strerror}") from exc
+        raise CannotUse(f"cannot read request body {data[1:]}: {plain_reason(exc)}") from exc
 
 
 def http_request(args: argparse.Namespace) -> HttpRequest:
-    from .sources.http import HttpRequest
+    from .sources.http import HttpRequest, url_problem
     from .sources.secrets import MissingKey, auth_headers
 
+    problem = url_problem(args.url)
+    if problem:
+        raise CannotUse(f"--url is not a URL that can be requested: {problem}")
     headers = parse_headers(args.header)
     given = {name.lower() for name in headers}
     if not given & {"authorization", "x-api-key"}:
@@ -194,7 +271,7 @@ def stream_flag_warning(body: bytes | None) -> str | None:
 def build_source(args: argparse.Namespace) -> Source:
     """The source the arguments name. Each kind is imported only when used, so a
     headless replay starts without httpx or the stub server."""
-    if args.url:
+    if args.url is not None:
         from .sources.http import HttpSource
 
         request = http_request(args)
@@ -202,7 +279,7 @@ def build_source(args: argparse.Namespace) -> Source:
         if warning:
             print(f"{PROG}: note: {warning}", file=sys.stderr)
             args.notice = warning
-        return HttpSource(request)
+        return HttpSource(request, dialect=args.dialect)
     if args.replay:
         from .sources.replay import ReplaySource
 
@@ -226,7 +303,7 @@ def one_line_summary(session: StreamSession) -> str | None:
         return state.error
     if state.status is Status.TRUNCATED:
         why = next(
-            (a.detail for a in state.anomalies if a.kind in ("limit-reached", "connection-lost")),
+            (a.detail for a in state.anomalies if a.kind in STOP_ANOMALY_KINDS),
             None,
         )
         cause = f": {why}" if why else ""
@@ -273,6 +350,18 @@ def lint_failures(state: StreamState, kinds: frozenset[str]) -> list[str]:
     ]
 
 
+def watch_options(args: argparse.Namespace) -> WatchOptions:
+    return WatchOptions(
+        limits=limits_of(args),
+        dialect=args.dialect,
+        record=args.record,
+        bundle=args.bundle,
+        typing_cps=args.typing_cps,
+        preview=args.preview,
+        notice=args.notice,
+    )
+
+
 def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout, args.stall_threshold)
 
@@ -288,13 +377,14 @@ def run_headless(
     session = limits.session(source.label, dialect, live=False)
     tape = Tape(source.label) if bundle is not None else None
     try:
-        items = source_items(source, record, tape)
+        items = source_items(source, record, tape, limits.idle_timeout)
     except OSError as exc:  # the watch goes on without the recording
-        print(f"{PROG}: cannot record to {record}: {exc.strerror}; not recording", file=sys.stderr)
-        items = source_items(source, None, tape)
+        reason = plain_reason(exc)
+        print(f"{PROG}: cannot record to {record}: {reason}; not recording", file=sys.stderr)
+        items = source_items(source, None, tape, limits.idle_timeout)
     status = None
     try:
-        asyncio.run(pump(items, session, lambda events: None, limits.idle_timeout))
+        asyncio.run(pump(items, session, lambda events: None))
     except KeyboardInterrupt:
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
@@ -322,7 +412,7 @@ def write_headless_bundle(directory: Path, tape: Tape, session: StreamSession) -
     try:
         write_bundle(directory, tape, session.state, screenshot)
     except OSError as exc:
-        print(f"{PROG}: cannot write bundle to {directory}: {exc.strerror}", file=sys.stderr)
+        print(f"{PROG}: cannot write bundle to {directory}: {plain_reason(exc)}", file=sys.stderr)
         return
     print(f"{PROG}: repro bundle written to {directory}", file=sys.stderr)
 
@@ -342,6 +432,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .diffing import main_diff
 
         return main_diff(argv[1:])
+    if argv[:1] == ["proxy"]:
+        from .proxying import main_proxy
+
+        return main_proxy(argv[1:])
     args = build_parser().parse_args(argv)
     args.notice = None
     if args.list_scenarios:
@@ -351,27 +445,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(sorted(ANOMALY_KINDS)))
         return 0
     try:
-        fail_on = fail_on_kinds(args.fail_on, args.headless)
-        source = build_source(args)
-        if args.headless:
-            return run_headless(
-                source, args.record, args.dialect, limits_of(args), args.bundle, fail_on
-            )
-        from .app import run_app  # Textual loads only for the UI
+        return watch(args)
+    except CommandError as exc:
+        print(f"{PROG}: {inert(str(exc))}", file=sys.stderr)
+        return exc.code
 
-        return run_app(
-            source,
-            args.record,
-            args.typing_cps,
-            args.dialect,
-            args.notice,
-            limits_of(args),
-            preview=args.preview,
-            bundle=args.bundle,
+
+def watch(args: argparse.Namespace) -> int:
+    """Watch the source the arguments name, headless or in the app."""
+    fail_on = fail_on_kinds(args.fail_on, args.headless)
+    no_terminal = None if args.headless else missing_terminal()
+    if no_terminal:  # checked before any request goes out
+        raise UsageError(
+            f"the app needs a terminal and {no_terminal} is not one; "
+            "add --headless for a JSON report"
         )
-    except UsageError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    source = build_source(args)
+    if args.headless:
+        return run_headless(
+            source, args.record, args.dialect, limits_of(args), args.bundle, fail_on
+        )
+    from .app import run_app  # Textual loads only for the UI
+
+    return run_app(source, watch_options(args))
 
 
 if __name__ == "__main__":

@@ -14,18 +14,18 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
+from .command_line import missing_terminal
 from .core import StreamSession, StreamState
 from .core.detect import DIALECTS
-from .core.diff import diff_states
+from .core.diff import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_TROUBLE, diff_states
 from .core.report import printable_json
 from .core.visible import inert
-from .sources import ResponseHead, SourceItem, TransportError, pump
-from .sources.replay import ReplaySource
+from .sources import SourceItem, TransportError, pump
+from .sources.base import UNREADABLE, plain_reason
+from .sources.recording import RecordingError
+from .sources.replay import ReplaySource, open_regular
 
 PROG = "toolstream-tui diff"
-EXIT_IDENTICAL = 0
-EXIT_DIFFERENT = 1
-EXIT_TROUBLE = 2
 EXIT_INTERRUPTED = 130
 
 
@@ -52,22 +52,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def check_readable(path: Path) -> None:
+    """Only a regular file that opens (a FIFO would block, a device never ends)."""
     try:
-        with path.open("rb"):
-            pass
+        open_regular(path).close()
     except OSError as exc:
-        raise Unreadable(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise Unreadable(f"cannot read {path}: {plain_reason(exc)}") from exc
+    except RecordingError as exc:
+        raise Unreadable(f"cannot read {path}: {exc}") from exc
 
 
 async def _refusing_unreadable(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
-    """The replay's items; a failure before the response head means the recording
-    could not be read (a broken timing file), which is trouble, not a stream."""
-    opened = False
+    """The replay's items; a recording that cannot be read (a broken timing file)
+    is trouble, not a stream."""
     async with aclosing(items):
         async for item in items:
-            if isinstance(item, TransportError) and not opened:
+            if isinstance(item, TransportError) and item.kind == UNREADABLE:
                 raise Unreadable(item.message)
-            opened = opened or isinstance(item, ResponseHead)
             yield item
 
 
@@ -100,6 +100,14 @@ def show(diff: dict[str, Any], headless: bool) -> int:
 
 def main_diff(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    no_terminal = None if args.headless else missing_terminal()
+    if no_terminal:
+        print(
+            f"{PROG}: the diff view needs a terminal and {no_terminal} is not one; "
+            "add --headless for the diff as JSON",
+            file=sys.stderr,
+        )
+        return EXIT_TROUBLE
     try:
         diff = diff_recordings(args.a, args.b, args.dialect)
     except Unreadable as exc:

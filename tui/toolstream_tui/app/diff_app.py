@@ -15,8 +15,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
+from ..core.diff import EXIT_TROUBLE
 from ..core.visible import inert
-from ..diffing import EXIT_TROUBLE
 
 VALUE_CHARS = 60  # a value longer than this is cut, with its full length said
 OFFSETS_SHOWN = 8  # one-sided boundary offsets listed before "…"

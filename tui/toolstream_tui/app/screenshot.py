@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ..options import WatchOptions
 from ..sources import Source
 from .app import ToolstreamApp
 
@@ -17,7 +18,7 @@ def render_screenshot(source: Source, size: tuple[int, int] = SIZE) -> str:
 
 
 async def _render(source: Source, size: tuple[int, int]) -> str:
-    app = ToolstreamApp(source, clock=lambda: 0.0)
+    app = ToolstreamApp(source, WatchOptions(clock=lambda: 0.0))
     app.animation_level = "none"
     async with app.run_test(size=size) as pilot:
         await asyncio.wait_for(app.settled_event.wait(), SETTLE_SECONDS)

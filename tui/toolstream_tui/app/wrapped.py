@@ -1,31 +1,31 @@
-"""Text cut into display lines as it arrives.
+"""Text cut into display lines as it grows.
 
-Appending costs time proportional to the appended text, never to what is
-already there, so a 1 MB argument buffer or a 200k-delta answer stays linear.
-Each run of text carries a tag (a fragment's parity, a text channel) that the view
-turns into a style. Widths are terminal cells, so CJK text wraps correctly.
-
-The text is kept as the chunks it arrived in, and a line is only a start
-offset: a batch of runs is joined once and its line breaks are found with
-string searches and arithmetic over runs of one-cell characters, so the cost
-per fragment is a list append, not a pass through Python per character. A line
-is sliced out and split by tag only when it is drawn.
+The text is not copied: a `TaggedText` source holds it (a call's fragments in
+the core, or the text pane's runs) and `WrappedLines` keeps only where each line
+starts. Extending costs time proportional to the new text, never to what is
+already there, so a 10 MB argument buffer or a 200k-delta answer stays linear.
+Widths are terminal cells of the text as it is drawn (control characters as
+one-cell pictures), so CJK text wraps correctly; line breaks are found with
+string searches and arithmetic over runs of one-cell characters, not a Python
+step per character. A line is sliced out and split by tag only when it is drawn.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
-from collections.abc import Callable
-from itertools import accumulate
-from operator import itemgetter
+from typing import Protocol
 
 from rich.cells import get_character_cell_size
 
-Run = tuple[str, int]
+from ..core.pieces import TextPieces
+from ..core.visible import inert
 
-# Characters one cell wide: all of ASCII but the newline (a control character
-# here is already drawn as a visible picture), and ranges Rich treats as one cell.
+Run = tuple[str, int]  # text, and a tag the view turns into a style
+
+# Characters one cell wide as drawn: all of ASCII but the newline (a control
+# character is drawn as a one-cell picture), and ranges Rich treats as one cell.
 ONE_CELL_RANGES = (
     (0x00, 0x09),
     (0x0B, 0x7F),
@@ -43,67 +43,123 @@ _ONE_CELL = re.compile(
 
 
 def cells_of(char: str) -> int:
-    """The cells one character takes, as the wrapping counts them."""
-    return 1 if char.isascii() else get_character_cell_size(char)
+    """The cells one character takes as drawn (its inert picture, if it has one)."""
+    return 1 if char.isascii() else get_character_cell_size(inert(char))
 
 
-def _identity(text: str) -> str:
-    return text
+class TaggedText(Protocol):
+    """Text that only grows, with a tag for every character."""
+
+    @property
+    def length(self) -> int: ...
+
+    def slice(self, start: int, end: int) -> str: ...
+
+    def tag_ends(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The runs of one tag covering `start`..`end`: (offset where it ends, tag)."""
+        ...
+
+
+class PieceText:
+    """Text kept as `TextPieces`, each piece's characters under one tag."""
+
+    def __init__(self, pieces: TextPieces) -> None:
+        self.pieces = pieces
+
+    @property
+    def length(self) -> int:
+        return self.pieces.length
+
+    def slice(self, start: int, end: int) -> str:
+        return self.pieces.slice(start, end)
+
+    def tag_of(self, number: int) -> int:
+        return 0
+
+    def tag_ends(self, start: int, end: int) -> list[tuple[int, int]]:
+        ends = self.pieces.ends
+        number = bisect_right(ends, start)
+        found: list[tuple[int, int]] = []
+        while number < len(ends):
+            found.append((min(ends[number], end), self.tag_of(number)))
+            if ends[number] >= end:
+                break
+            number += 1
+        return found
+
+
+class FragmentText(PieceText):
+    """A call's argument buffer, tagged by fragment parity so the cuts show."""
+
+    def tag_of(self, number: int) -> int:
+        return (number + 1) % 2
+
+
+class RunText(PieceText):
+    """Text appended as runs of one tag each (the text pane's channels and labels)."""
+
+    def __init__(self) -> None:
+        super().__init__(TextPieces())
+        self.tags = array("b")
+
+    def append(self, text: str, tag: int) -> None:
+        if text:
+            self.pieces.append(text, 0, 0.0)
+            self.tags.append(tag)
+
+    def tag_of(self, number: int) -> int:
+        return self.tags[number]
 
 
 class WrappedLines:
     def __init__(
-        self, width: int, *, word_wrap: bool = False, shown: Callable[[str], str] = _identity
+        self, source: TaggedText, width: int, *, word_wrap: bool = False, newlines: bool = True
     ) -> None:
+        """`newlines`: a newline breaks the line (False: it is drawn as ␊)."""
+        self.source = source
         self.width = max(1, width)
         self.word_wrap = word_wrap
-        self.shown = shown  # how text is drawn; must keep its length
-        self.starts: list[int] = [0]  # buffer offset of each line's first character
-        self.length = 0
-        self._chunks: list[str] = []
-        self._chunk_starts: list[int] = []
-        self._run_starts: list[int] = []
-        self._run_tags: list[int] = []
+        self.newlines = newlines
+        self.starts = array("q", [0])  # offset of each line's first character
+        self.length = 0  # characters of the source wrapped so far
         self._tail = ""  # the last line's text so far
 
     def __len__(self) -> int:
         return len(self.starts)
 
-    def extend(self, runs: list[Run]) -> None:
-        texts = [text for text, _ in runs]
-        text = self.shown("".join(texts))
-        if not text:
+    def extend_to(self, length: int) -> None:
+        """Wrap the source's text up to `length` characters."""
+        if length <= self.length:
             return
-        self._run_starts += accumulate(map(len, texts[:-1]), initial=self.length)
-        self._run_tags += map(itemgetter(1), runs)
-        self._chunks.append(text)
-        self._chunk_starts.append(self.length)
+        text = self.source.slice(self.length, length)
         work, base = self._tail + text, self.starts[-1]
-        self.length += len(text)
+        self.length = length
         self._tail = work[self._break_lines(work, base) :]
 
     def line_of(self, offset: int) -> int:
         return max(0, bisect_right(self.starts, offset) - 1)
 
-    def line_runs(self, number: int) -> list[Run]:
-        """Line `number` as runs of one tag each (its newline left out)."""
+    def line_span(self, number: int) -> tuple[int, int]:
+        """Where line `number` starts and ends in the source (its newline left out)."""
         start = self.starts[number]
         end = self.starts[number + 1] if number + 1 < len(self.starts) else self.length
-        text = self._slice(start, end)
-        if text.endswith("\n"):
+        return start, end
+
+    def line_runs(self, number: int) -> list[Run]:
+        """Line `number` as runs of one tag each (its newline left out)."""
+        start, end = self.line_span(number)
+        text = self.source.slice(start, end)
+        if self.newlines and text.endswith("\n"):
             text, end = text[:-1], end - 1
         runs: list[Run] = []
-        run = max(0, bisect_right(self._run_starts, start) - 1)
-        while run < len(self._run_starts) and self._run_starts[run] < end:
-            following = run + 1 < len(self._run_starts)
-            run_end = self._run_starts[run + 1] if following else end
-            piece = text[max(self._run_starts[run], start) - start : min(run_end, end) - start]
-            tag = self._run_tags[run]
+        at = start
+        for run_end, tag in self.source.tag_ends(start, end):
+            piece = text[at - start : run_end - start]
             if runs and runs[-1][1] == tag:
                 runs[-1] = (runs[-1][0] + piece, tag)
             elif piece:
                 runs.append((piece, tag))
-            run += 1
+            at = run_end
         return runs
 
     def line_text(self, number: int) -> str:
@@ -112,11 +168,11 @@ class WrappedLines:
     # -- breaking -----------------------------------------------------------
     def _break_lines(self, work: str, base: int) -> int:
         """Record where `work` (the last line's text and what was just appended,
-        starting at buffer offset `base`) breaks into lines; return the offset in
+        starting at source offset `base`) breaks into lines; return the offset in
         `work` of the last line's start."""
         start, ascii_only = 0, work.isascii()
         while True:
-            newline = work.find("\n", start)
+            newline = work.find("\n", start) if self.newlines else -1
             end = len(work) if newline < 0 else newline
             start = self._wrap(work, start, end, base, ascii_only)
             if newline < 0:
@@ -125,12 +181,12 @@ class WrappedLines:
             self.starts.append(base + start)
 
     def _wrap(self, work: str, start: int, end: int, base: int, ascii_only: bool) -> int:
-        """Break `work[start:end]`, which has no newline, into lines of `width`
-        cells; a line breaks only once a character after it has arrived."""
+        """Break `work[start:end]` (no line-breaking newline in it) into lines of
+        `width` cells; a line breaks only once a character after it has arrived."""
         width = self.width
         if ascii_only and not self.word_wrap:
             breaks = range(start + width, end, width)
-            self.starts += (base + cut for cut in breaks)
+            self.starts.extend(base + cut for cut in breaks)
             return breaks[-1] if breaks else start
         while (cut := self._first_unfitting(work, start, end)) < end:
             if self.word_wrap and (space := work.rfind(" ", start, cut)) >= 0:
@@ -158,14 +214,3 @@ class WrappedLines:
             room -= cells
             at += 1
         return end
-
-    def _slice(self, start: int, end: int) -> str:
-        chunk = bisect_right(self._chunk_starts, start) - 1
-        parts: list[str] = []
-        while start < end:
-            chunk_start = self._chunk_starts[chunk]
-            text = self._chunks[chunk]
-            parts.append(text[start - chunk_start : end - chunk_start])
-            start = chunk_start + len(text)
-            chunk += 1
-        return "".join(parts)

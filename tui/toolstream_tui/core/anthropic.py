@@ -102,9 +102,10 @@ class AnthropicMessagesDialect(Dialect):
             self.note("block-not-stopped", _lane(previous, index), f"block {index} never stopped")
             self._close_block(index, previous)
         if kind in TOOL_BLOCKS:
-            lane = index if index not in self.state.calls else self.state.next_free_index()
+            lane = self.free_lane(index)
             call_id, name = as_text(block.get("id")), as_text(block.get("name"))
             slot = self.state.start_call(lane, call_id, name, self.t)
+            self.check_index_range(index, lane, "content block index")
             self._blocks[index] = Block(kind, slot, start_input=block.get("input"))
         else:
             lane = index
@@ -135,12 +136,13 @@ class AnthropicMessagesDialect(Dialect):
 
     def _adopt_unstarted_block(self, index: int | None, delta_type: str) -> Block:
         """A delta for a block that never started: keep what it carries anyway."""
-        lane = index if index is not None and index not in self.state.calls else None
-        lane = self.state.next_free_index() if lane is None else lane
+        lane = self.free_lane(index) if index is not None else self.state.next_free_index()
         if delta_type != "input_json_delta":
             block = Block("text")
         else:
             block = Block("tool_use", self.state.start_call(lane, None, None, self.t))
+            if index is not None:
+                self.check_index_range(index, lane, "content block index")
         if index is not None:
             self._blocks[index] = block
         self.note("delta-without-start", lane, f"{delta_type} for block {index} that never started")

@@ -8,9 +8,10 @@ next free lane.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from .dialect import Dialect, as_list, as_text, compact_json, preview
+from .dialect import Dialect, as_list, as_text, compact_json, gap_detail, index_in_range, preview
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot, StreamState
@@ -31,17 +32,29 @@ def _may_carry_arguments_object(data: str) -> bool:
     return '"arguments"' in data and '"arguments":"' not in data and '"arguments": "' not in data
 
 
+def _tool_fragments(chunk: Any) -> Iterator[Any]:
+    """Every `tool_calls` item of a chunk, in the order `on_chunk` meets them."""
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    for choice in choices if isinstance(choices, list) else ():
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        tool_calls = delta.get("tool_calls") if isinstance(delta, dict) else None
+        yield from tool_calls if isinstance(tool_calls, list) else ()
+
+
 class ChatCompletionsDialect(Dialect):
     name = "openai-chat"
 
     def __init__(self, state: StreamState) -> None:
         super().__init__(state)
         self._lane_of_index: dict[int, int] = {}
+        self._slot_of_id: dict[str, CallSlot] = {}  # the first call that had each id
         self._highest_index = -1
         self._latest: CallSlot | None = None
         self._lanes_seen: set[int] = set()
         self._done = False
         self._complete_response = False
+        self._data = ""  # the event being handled, and what it decoded to
+        self._chunk: Any = None
 
     # -- entry points ---------------------------------------------------------
     def on_event(self, event: SSEEvent, t: float) -> None:
@@ -59,6 +72,7 @@ class ChatCompletionsDialect(Dialect):
         except ValueError:
             self.note("data-not-json", None, f"event {event.number}: {preview(data)!r}")
             return
+        self._data, self._chunk = data, chunk  # kept for _exact_index
         self.on_chunk(chunk)
 
     def on_chunk(self, chunk: Any) -> None:
@@ -111,7 +125,7 @@ class ChatCompletionsDialect(Dialect):
         function = function if isinstance(function, dict) else {}
         lane = self.state.next_free_index()
         call_id, name = as_text(call.get("id")), as_text(function.get("name"))
-        slot = self.state.start_call(lane, call_id, name, self.t)
+        slot = self._new_call(lane, call_id, name)
         arguments = function.get("arguments")
         if type(arguments) is not str:
             arguments = self._arguments_text(slot, arguments)
@@ -177,6 +191,8 @@ class ChatCompletionsDialect(Dialect):
         name = function.get("name")
         name = None if name is None else as_text(name)
         index = fragment.get("index")
+        if type(index) is float:
+            index = self._exact_index(fragment, index)
         if type(index) is int:
             lane = self._lane_of_index.get(index)
             if lane is not None and call_id is None:  # the usual continuation fragment
@@ -195,14 +211,25 @@ class ChatCompletionsDialect(Dialect):
             arguments = self._arguments_text(slot, arguments)
         self.state.append_fragment(slot, arguments, self.event, self.t)
 
+    def _exact_index(self, fragment: dict[str, Any], index: float) -> Any:
+        """orjson reads an integer beyond 64 bits as a float: what the fragment's
+        index was exactly, from the event decoded again by the exact decoder."""
+        try:
+            exact = loads(self._data)
+        except ValueError:
+            return index
+        pairs = zip(_tool_fragments(self._chunk), _tool_fragments(exact), strict=False)
+        return next((b.get("index") for a, b in pairs if a is fragment), index)
+
     def _slot_by_index(self, index: int, call_id: str | None, name: str | None) -> CallSlot:
         lane = self._lane_of_index.get(index)
         if lane is None:
-            lane = index if index not in self.state.calls else self.state.next_free_index()
-            gap = self._gap_before(index)
+            lane = self.free_lane(index)
+            gap = gap_detail("index", index, self._highest_index) if index_in_range(index) else None
             slot = self._start(index, lane, call_id, name)
             if gap:
                 self.note("index-gap", lane, gap)
+            self.check_index_range(index, lane, "index")
             return slot
         slot = self.state.calls[lane]
         if call_id and slot.call_id and call_id != slot.call_id:
@@ -228,31 +255,31 @@ class ChatCompletionsDialect(Dialect):
     def _slot_without_index(self, call_id: str | None, name: str | None, index: Any) -> CallSlot:
         shown = "no index" if index is None else f"index {index!r} is not an integer"
         if call_id:
-            for slot in self.state.calls.values():
-                if slot.call_id == call_id:
-                    self.note("index-missing", slot.index, f"{shown}; joined call {call_id!r}")
-                    return slot
+            slot = self._slot_of_id.get(call_id)
+            if slot is not None:
+                self.note("index-missing", slot.index, f"{shown}; joined call {call_id!r}")
+                return slot
         elif self._latest is not None:
             self.note(
                 "index-missing", self._latest.index, f"{shown} and no id; continued the latest call"
             )
             return self._latest
         lane = self.state.next_free_index()
-        slot = self.state.start_call(lane, call_id, name, self.t)
+        slot = self._new_call(lane, call_id, name)
         self.note("index-missing", lane, f"{shown}; new call in lane {lane}")
         return slot
 
     def _start(self, index: int, lane: int, call_id: str | None, name: str | None) -> CallSlot:
         self._lane_of_index[index] = lane
-        self._highest_index = max(self._highest_index, index)
-        return self.state.start_call(lane, call_id, name, self.t)
+        if index_in_range(index):
+            self._highest_index = max(self._highest_index, index)
+        return self._new_call(lane, call_id, name)
 
-    def _gap_before(self, index: int) -> str | None:
-        if index <= self._highest_index + 1:
-            return None
-        if self._highest_index < 0:
-            return f"index {index} as the first index"
-        return f"index {index} after index {self._highest_index}"
+    def _new_call(self, lane: int, call_id: str | None, name: str | None) -> CallSlot:
+        slot = self.state.start_call(lane, call_id, name, self.t)
+        if call_id:
+            self._slot_of_id.setdefault(call_id, slot)
+        return slot
 
     def _check_identity(
         self, slot: CallSlot, call_id: str | None, name: str | None, is_new: bool
@@ -262,6 +289,8 @@ class ChatCompletionsDialect(Dialect):
         late_name = name if name and slot.name is None else None
         if late_id or late_name:
             self.state.identify(slot, late_id, late_name)
+            if late_id:
+                self._slot_of_id.setdefault(late_id, slot)
         if is_new:
             return
         if late_id:

@@ -94,13 +94,16 @@ class DetectingDialect(Dialect):
         self.chosen.on_completion(body)
 
     def on_end(self) -> None:
-        self.settle()
+        if self.chosen is None:
+            self._choose(dialect_of_completion(None))
         assert self.chosen is not None
         self.chosen.on_end()
 
     def settle(self, hint: Any = None) -> None:
         if self.chosen is None:
             self._choose(dialect_of_completion(hint))
+        assert self.chosen is not None
+        self.chosen.settle(hint)
 
     def _choose(self, name: str) -> None:
         self.chosen = DIALECTS[name](self.state)

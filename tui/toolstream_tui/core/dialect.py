@@ -23,6 +23,14 @@ def preview(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
 
 
+MAX_INDEX = 2**63 - 1  # the largest a server's 64-bit integer holds
+
+
+def index_in_range(index: int) -> bool:
+    """Can a wire index (a position in a list of calls or blocks) be a lane number?"""
+    return 0 <= index <= MAX_INDEX
+
+
 class Dialect:
     """Turns one provider's SSE events into calls on `StreamState`."""
 
@@ -54,10 +62,27 @@ class Dialect:
 
     def settle(self, hint: Any = None) -> None:
         """The stream is over; a dialect still undecided decides now (from `hint`, a
-        JSON body, when there is one)."""
+        JSON body, when there is one), a decided one settles what it deferred."""
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
         self.state.note(kind, index, detail, self.event)
+
+    def free_lane(self, index: int) -> int:
+        """The lane of a new call sent at wire `index`: the index itself while it is
+        in range and free, else the next free lane."""
+        if index_in_range(index) and index not in self.state.calls:
+            return index
+        return self.state.next_free_index()
+
+    def check_index_range(self, index: int, lane: int, field: str) -> None:
+        """After starting the call in `lane`: note a wire index that cannot be a lane."""
+        if not index_in_range(index):
+            shown = preview(str(index), 40)
+            self.note(
+                "index-out-of-range",
+                lane,
+                f"{field} {shown} is out of range (0 to 2**63-1); call in lane {lane}",
+            )
 
     def payload(self, event: SSEEvent) -> dict[str, Any] | None:
         """The event's data as a JSON object, or None (noted) when it is not one."""
@@ -88,6 +113,16 @@ class Dialect:
         if data_type is not None and not isinstance(data_type, str):
             self.note("unexpected-shape", None, f"event {event.number}: type is not a string")
         return kind, payload
+
+
+def gap_detail(what: str, index: int, highest: int) -> str | None:
+    """How a new index skipped numbers after the highest one so far (-1: none yet),
+    or None when it did not."""
+    if index <= highest + 1:
+        return None
+    if highest < 0:
+        return f"{what} {index} as the first {what}"
+    return f"{what} {index} after {what} {highest}"
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -11,13 +11,18 @@ always cut differently. Call ids are reported too and are not counted either
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import accumulate, islice
+from itertools import islice
 from typing import Any
 
 from .events import Anomaly
 from .json_path import ROOT, child_path
+from .report import answer_text
 from .state import CallSlot, StreamState
 
+# The diff command's exit codes, as diff(1) has them.
+EXIT_IDENTICAL = 0
+EXIT_DIFFERENT = 1
+EXIT_TROUBLE = 2  # a recording could not be read, or the viewer failed
 DIFF_LIMIT = 200  # json_diff entries kept; the rest are counted
 BOUNDARY_LIMIT = 50  # one-sided boundary offsets kept per side; the rest are counted
 MORE = "more"
@@ -96,7 +101,7 @@ def first_difference(a: str, b: str) -> int | None:
 
 def boundaries(slot: CallSlot) -> list[int]:
     """Character offsets where one fragment ended and the next began."""
-    return list(accumulate(len(fragment) for fragment in slot.fragments))[:-1]
+    return list(slot.pieces.ends[:-1])
 
 
 def _capped(offsets: list[int]) -> list[int]:
@@ -108,7 +113,7 @@ def boundary_diff(a: CallSlot, b: CallSlot) -> dict[str, Any]:
     only_a = sorted(set(cuts_a) - set(cuts_b))
     only_b = sorted(set(cuts_b) - set(cuts_a))
     return {
-        "fragments": {"a": len(a.fragments), "b": len(b.fragments)},
+        "fragments": {"a": a.fragment_count, "b": b.fragment_count},
         "same_boundaries": not only_a and not only_b,
         "boundaries_only_a": _capped(only_a),
         "boundaries_only_a_total": len(only_a),
@@ -155,8 +160,8 @@ def _one_side_lane(slot: CallSlot, side: str, anomalies: dict[str, list[Entry]])
         "only_in": side,
         "name": slot.name,
         "id": slot.call_id,
-        "fragments": len(slot.fragments),
-        "arguments_raw_length": len(slot.arguments_raw),
+        "fragments": slot.fragment_count,
+        "arguments_raw_length": len(slot.parsed_raw),
         "arguments": slot.arguments if parsed_ok(slot) else None,
         "error": slot.error,
         "anomalies": anomalies,
@@ -171,7 +176,7 @@ def _arguments_diff(a: CallSlot, b: CallSlot) -> dict[str, Any]:
 
 
 def _both_sides_lane(a: CallSlot, b: CallSlot, anomalies: dict[str, list[Entry]]) -> Entry:
-    raw_at = first_difference(a.arguments_raw, b.arguments_raw)
+    raw_at = first_difference(a.parsed_raw, b.parsed_raw)
     lane: Entry = {"index": a.index, "name": a.name}
     if a.name != b.name:
         lane["names"] = {"a": a.name, "b": b.name}
@@ -218,7 +223,7 @@ def _differing_facts(a: StreamState, b: StreamState) -> dict[str, Any]:
 
 
 def text_diff(a: StreamState, b: StreamState) -> dict[str, Any]:
-    text_a, text_b = "".join(a.text), "".join(b.text)
+    text_a, text_b = answer_text(a), answer_text(b)
     at = first_difference(text_a, text_b)
     return {
         "equal": at is None,

@@ -6,6 +6,8 @@ shows from these events plus the `StreamState` they were applied to.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -34,6 +36,22 @@ class Anomaly:
     detail: str
     event: int | None = None
     count: int = 1
+    # The wire event at which each sighting was known (the end counts as the event
+    # after the last), and the count after it: so a display can show any moment.
+    stamps: array[int] = field(default_factory=lambda: array("q"))
+    counts: array[int] = field(default_factory=lambda: array("q"))
+
+    def sighted(self, stamp: int, count: int) -> None:
+        if self.stamps and self.stamps[-1] == stamp:
+            self.counts[-1] += count
+        else:
+            self.stamps.append(stamp)
+            self.counts.append(self.count if not self.counts else self.counts[-1] + count)
+
+    def count_upto(self, stamp: int) -> int:
+        """How many times it had been seen by wire event `stamp` (0: not yet)."""
+        seen = bisect_right(self.stamps, stamp)
+        return self.counts[seen - 1] if seen else 0
 
     def as_dict(self) -> dict[str, Any]:
         return {

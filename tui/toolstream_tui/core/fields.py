@@ -14,12 +14,21 @@ import json
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import accumulate
+
+from .pieces import TextPieces
+from .surrogates import rejoin_pairs
 
 _STRUCTURE = re.compile(r'[{}\[\]",:]')
 _STRING_STOP = re.compile(r'["\\]')
 _SPACE = re.compile(r"[ \t\r\n]*")
 _VALUE = json.JSONDecoder()
+SHORT_VALUE = 4096  # an unfinished value this long is tried again at each possible end
+_CLOSER = re.compile(r'["\]}]')
+# What may follow where decoding stopped, if the text was only cut short: the
+# start of a number or of true, false or null (or nothing but space).
+_TOKEN_BEGUN = re.compile(
+    r"\s*(?:-?\d*(?:\.\d*)?(?:[eE][-+]?\d*)?|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?)"
+)
 
 
 @dataclass(slots=True)
@@ -47,16 +56,40 @@ class FieldScanner:
         self._expect_key = False
         self._value_next = False  # a top-level value starts at the next non-space character
         self._open: FieldSighting | None = None  # the field whose value is not complete
+        self._retry_at = 0  # an unfinished value is tried again once the text reaches here
+        self._waiting = False  # a top-level value was tried and had not ended yet
+        self._held: list[str] = []  # text that came while waiting, not yet joined
+        self._held_chars = 0
 
-    def feed(self, text: str) -> None:
-        """Read `text`, the next piece of the buffer."""
+    def feed(self, text: str, *, final: bool = False) -> None:
+        """Read `text`, the next piece of the buffer. `final`: no more text is known
+        to be coming for now, so an unfinished value is tried again at once."""
+        if self._waiting and not final and not self._worth_a_try(text):
+            self._held.append(text)  # joined at the next try: no copy of the value per piece
+            self._held_chars += len(text)
+            return
+        if self._held:
+            text = "".join(self._held) + text
+            self._held.clear()
+            self._held_chars = 0
         self._text += text
         end = self._base + len(self._text)
+        if final:
+            self._retry_at = 0
         while self._pos < end and self._step(end):
             pass
         keep = self._string_start if self._in_string and self._key_string else self._pos
         self._text = self._text[keep - self._base :]
         self._base = keep
+
+    def _worth_a_try(self, text: str) -> bool:
+        """Could the unfinished top-level value have ended in `text`, just arrived?
+        A short value, if it holds a character that can end it; a long one, once
+        it has grown by half since the last try."""
+        end = self._base + len(self._text) + self._held_chars + len(text)
+        if end >= self._retry_at:
+            return True
+        return end - self._pos <= SHORT_VALUE and _CLOSER.search(text) is not None
 
     def _step(self, end: int) -> bool:
         """Read up to the next character that matters; False when it has not arrived."""
@@ -72,19 +105,27 @@ class FieldScanner:
         return True
 
     def _skip_value(self, end: int) -> bool:
-        """A top-level value that has arrived whole is passed over in one call of
-        the C decoder, however deeply nested; one that has not is read token by
-        token (once: a value is tried only where it starts)."""
+        """A top-level value is passed over in one call of the C decoder, however
+        deeply nested, once it has arrived whole. One cut short is tried again
+        when it may have ended (`_worth_a_try`: a long value costs its length a
+        constant number of times); one that is not JSON is read token by token."""
         start = _SPACE.match(self._text, self._pos - self._base).end()
+        self._pos = self._base + start
         if start == len(self._text):
-            self._pos = end
             return False
-        self._value_next = False
         try:
             _, stop = _VALUE.raw_decode(self._text, start)
-        except (ValueError, RecursionError):
-            self._pos = self._base + start
+        except RecursionError:
+            self._value_next = self._waiting = False
             return True
+        except json.JSONDecodeError as exc:
+            if _cut_short(exc, self._text):
+                self._waiting = True
+                self._retry_at = end + (len(self._text) - start) // 2
+                return False
+            self._value_next = self._waiting = False
+            return True
+        self._value_next = self._waiting = False
         self._pos = self._base + stop
         if self._text[start] in '"{[':  # a number or literal ends only at what follows it
             self._complete(self._pos - 1)
@@ -140,12 +181,23 @@ class FieldScanner:
             self._open = None
 
 
+def _cut_short(error: json.JSONDecodeError, text: str) -> bool:
+    """Did decoding fail only because the text stops before the value ends: in a
+    string, in a \\u escape, or in a number or literal that has only begun?"""
+    if error.msg.startswith("Unterminated string"):
+        return True
+    if error.msg.startswith("Invalid \\uXXXX escape"):
+        return len(text) - error.pos < len("\\u0000")
+    return _TOKEN_BEGUN.fullmatch(text, error.pos) is not None
+
+
 def _decoded_key(quoted: str) -> str:
+    """The key as text; a UTF-16 pair cut between its fragments made whole."""
     try:
         key = json.loads(quoted)
     except ValueError:
-        return quoted[1:-1]
-    return key if isinstance(key, str) else quoted[1:-1]
+        return rejoin_pairs(quoted[1:-1])
+    return rejoin_pairs(key if isinstance(key, str) else quoted[1:-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,38 +211,53 @@ class FieldTiming:
 
 
 class FieldClock:
-    """A scanner over a call's fragments that turns text offsets into arrival
-    times. Feed it fragments as they arrive (or all at once)."""
+    """A scanner that follows a call's fragments (`TextPieces`) and turns text
+    offsets into arrival times. Each `follow` reads only what arrived since the
+    last one, so following a growing call costs its length once."""
 
     def __init__(self) -> None:
         self.scanner = FieldScanner()
-        self._ends: list[int] = []  # offset just past each fragment
-        self._times: list[float] = []
+        self._pieces = TextPieces()
+        self._read = 0  # characters fed to the scanner
+        self._final = False
 
-    def add(self, fragments: list[str], times: list[float]) -> None:
-        if not fragments:
-            return
-        offset = self._ends[-1] if self._ends else 0
-        self._ends.extend(accumulate(map(len, fragments), initial=offset))
-        del self._ends[-len(fragments) - 1]  # the initial offset, already there or 0
-        self._times.extend(times)
-        self.scanner.feed("".join(fragments))
+    def follow(self, pieces: TextPieces, *, final: bool = False) -> None:
+        """Read what arrived since the last call. `final`: the call will not grow
+        (it was parsed or the stream ended), so every field is settled now."""
+        self._pieces = pieces
+        if pieces.length > self._read or (final and not self._final):
+            self.scanner.feed(pieces.slice(self._read, pieces.length), final=final)
+            self._read = pieces.length
+            self._final = final
 
     def arrival(self, offset: int) -> float:
         """The arrival time of the fragment holding character `offset`."""
-        return self._times[bisect_left(self._ends, offset + 1)]
+        return self._pieces.times[bisect_left(self._pieces.ends, offset + 1)]
+
+    def count_upto(self, length: int | None = None) -> int:
+        """How many fields were named within the first `length` characters."""
+        fields = self.scanner.fields
+        if length is None or not fields or fields[-1].named_at < length:
+            return len(fields)
+        return sum(1 for field in fields if field.named_at < length)
 
     @property
     def count(self) -> int:
         return len(self.scanner.fields)
 
-    def timings(self, limit: int | None = None) -> list[FieldTiming]:
-        """The fields found so far (the first `limit` of them)."""
+    def timings(self, limit: int | None = None, length: int | None = None) -> list[FieldTiming]:
+        """The fields found (the first `limit` of them), as they stood when the
+        first `length` characters had arrived (all of them by default)."""
+        known = self.scanner.fields[:limit]
+        if length is not None:
+            known = [field for field in known if field.named_at < length]
         return [
             FieldTiming(
                 field.key,
                 self.arrival(field.named_at),
-                None if field.complete_at is None else self.arrival(field.complete_at),
+                None
+                if field.complete_at is None or (length is not None and field.complete_at >= length)
+                else self.arrival(field.complete_at),
             )
-            for field in self.scanner.fields[:limit]
+            for field in known
         ]

@@ -17,6 +17,8 @@ from typing import Any
 
 import jiter
 
+from .surrogates import well_formed
+
 GROWTH = 0.125  # re-parse once the buffer has grown by this fraction
 CATCH_UP_SECONDS = 0.25  # or when this long has passed since the last parse
 PARTIAL_MODE = "trailing-strings"
@@ -53,7 +55,7 @@ class ArgumentsPreview:
             return
         try:
             self.value = jiter.from_json(
-                text.encode("utf-8", "surrogatepass"),
+                well_formed(text).encode("utf-8"),  # a UTF-16 pair cut between fragments
                 partial_mode=PARTIAL_MODE,
                 cache_mode="none",
             )

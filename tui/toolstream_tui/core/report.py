@@ -8,6 +8,7 @@ from typing import Any
 
 from .events import Status
 from .state import CallSlot, StreamState
+from .strict_json import loads
 from .timing import stream_timing
 from .visible import escaped, json_inert
 
@@ -18,29 +19,50 @@ EXIT_INCOMPLETE = 2
 
 
 def call_report(slot: CallSlot) -> dict[str, Any]:
+    """`arguments_raw` is the text the arguments were parsed from; `arguments_streamed`,
+    present only where it differs, the fragments as they arrived."""
     return {
         "index": slot.index,
         "id": slot.call_id,
         "item_id": slot.item_id,
         "name": slot.name,
-        "arguments_raw": slot.arguments_raw,
+        "arguments_raw": slot.parsed_raw,
+        **_streamed_if_different("arguments_streamed", slot.arguments_raw, slot.parsed_raw),
         "arguments": slot.arguments if slot.parsed and slot.error is None else None,
         "error": slot.error,
         "error_position": slot.error_position,
-        "fragments": len(slot.fragments),
+        "fragments": slot.fragment_count,
         "schema_errors": [error.as_dict() for error in slot.schema_errors],
     }
 
 
+def answer_text(state: StreamState) -> str:
+    """The content text of the answer: the server's final word when it restated it
+    (OpenAI Responses), else the deltas as they arrived."""
+    return state.text if state.final_text is None else state.final_text
+
+
+def _streamed_if_different(key: str, streamed: str, final: str) -> dict[str, str]:
+    return {} if streamed == final else {key: streamed}
+
+
+def _streamed_text(state: StreamState, text: str) -> dict[str, str]:
+    if state.final_text is None:
+        return {}
+    return _streamed_if_different("text_streamed", state.text, text)
+
+
 def build_report(state: StreamState) -> dict[str, Any]:
+    text = answer_text(state)
     return {
         "source": state.source,
         "dialect": state.dialect,
         "status": state.status.value,
         "finish_reason": state.finish_reason,
-        "text": "".join(state.text),
-        "reasoning": "".join(state.reasoning),
-        "refusal": "".join(state.refusal),
+        "text": text,
+        **_streamed_text(state, text),
+        "reasoning": state.reasoning,
+        "refusal": state.refusal,
         "declared_tools": None if state.tools is None else list(state.tools.schemas),
         "tool_calls": [call_report(state.calls[index]) for index in sorted(state.calls)],
         "anomalies": [anomaly.as_dict() for anomaly in state.anomalies],
@@ -48,9 +70,11 @@ def build_report(state: StreamState) -> dict[str, Any]:
         "bytes": state.bytes_received,
         "http_status": state.http_status,
         "body": state.body,
+        "body_chars": state.body_chars,
         "trailing": state.trailing,
+        "trailing_chars": state.trailing_chars,
         "error": state.error,
-        "timing": stream_timing(state),
+        "timing": stream_timing(state).as_dict(),
     }
 
 
@@ -59,16 +83,17 @@ def report_json(state: StreamState) -> str:
     return printable_json(build_report(state))
 
 
-def printable_json(value: Any) -> str:
-    """Indented JSON with UTF-8 kept readable, but nothing in it can steer or hide
-    from a terminal."""
+def printable_json(value: Any, compact: bool = False) -> str:
+    """Indented JSON (one line with `compact`) with UTF-8 kept readable, but nothing
+    in it can steer or hide from a terminal."""
+    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
     try:
-        text = json.dumps(value, ensure_ascii=False, indent=2)
+        text = json.dumps(value, ensure_ascii=False, **layout)
     except RecursionError:  # arguments nested ~1000 deep: orjson reads them, json needs room
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + DEEP_REPORT_FRAMES)
         try:
-            text = json.dumps(value, ensure_ascii=False, indent=2)
+            text = json.dumps(value, ensure_ascii=False, **layout)
         finally:
             sys.setrecursionlimit(limit)
     return json_inert(text) + "\n"
@@ -84,24 +109,29 @@ def exit_code(state: StreamState) -> int:
 
 def parses_alone(fragment: str) -> bool:
     """Would this fragment parse as JSON by itself? (Almost never — which is why
-    fragments are accumulated and parsed once, at the finish.)"""
+    fragments are accumulated and parsed once, at the finish.) The same parser as
+    the call's own parse, so a call sent whole says it parses here too."""
     try:
-        json.loads(fragment)
-    except (ValueError, RecursionError):
+        loads(fragment)
+    except ValueError:
         return False
     return True
 
 
 def fragment_rows(slot: CallSlot, count: int, limit: int) -> list[dict[str, Any]]:
     """The first `count` fragments of a call (at most `limit`), as the inspector shows them."""
-    return [
-        {
-            "number": number + 1,
-            "event": slot.fragment_events[number],
-            "t": slot.fragment_times[number],
-            "length": len(slot.fragments[number]),
-            "text": escaped(slot.fragments[number]),
-            "parses_alone": parses_alone(slot.fragments[number]),
-        }
-        for number in range(min(count, len(slot.fragments), limit))
-    ]
+    pieces = slot.pieces
+    rows = []
+    for number in range(min(count, len(pieces), limit)):
+        text = pieces.piece(number)
+        rows.append(
+            {
+                "number": number + 1,
+                "event": pieces.events[number],
+                "t": pieces.times[number],
+                "length": len(text),
+                "text": escaped(text),
+                "parses_alone": parses_alone(text),
+            }
+        )
+    return rows

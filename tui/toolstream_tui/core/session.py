@@ -7,6 +7,7 @@ A source (HTTP, replay, stub) calls `open`, then `feed` for every read, then
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .detect import make_dialect
@@ -22,17 +23,46 @@ MAX_BYTES = 1 << 30  # a generous default: a whole stream above 1 GiB is cut
 MAX_EVENT_BYTES = 16 << 20  # one SSE event (or line) above 16 MiB is cut
 JSON_TYPE = "application/json"
 MAX_ERROR_BODY = 2000
+# A report keeps this many characters of a non-stream body or of an unterminated
+# event, and states their full size: the rest is in the recording.
+REPORTED_CHARS = 64 * 1024
+SNIFF_BYTES = 4096  # an untyped body is told by its first line, or by a data line in these
+SSE_FIELDS = (b"", b"data", b"event", b"id", b"retry")  # b"" + ":" is a comment line
+_LATER_SSE_LINE = re.compile(rb"[\r\n](?:data|event):")
 
 
 def _mode_for(status: int, content_type: str) -> str:
     media = content_type.partition(";")[0].strip().lower()
     if status >= 400:
         return "error"
-    if media == SSE_TYPE or media == "":
+    if media == SSE_TYPE:
         return "sse"
+    if media == "":
+        return "sniff"  # no content type (a bare recording, a terse server): look at the body
     if media == JSON_TYPE or media.endswith("+json"):
         return "json"
     return "body"
+
+
+def sniffed_mode(head: bytes, final: bool) -> str | None:
+    """What an untyped body is, from its first bytes: `sse`, `json` (a complete
+    response), `body` (neither), `empty`; None while its first bytes could still
+    be either (`final`: no more bytes will come)."""
+    lines = head.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
+    if not lines.strip():
+        return "empty" if final else None
+    if lines.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    first = re.split(rb"[\r\n]", lines, maxsplit=1)[0]
+    name, colon, _ = first.partition(b":")
+    ended = bool(colon) or len(first) < len(lines)
+    if ended and name in SSE_FIELDS:
+        return "sse"
+    if _LATER_SSE_LINE.search(lines, 0, SNIFF_BYTES):  # a capture that begins mid-event
+        return "sse"
+    if final or len(lines) >= SNIFF_BYTES:
+        return "body"
+    return None  # a data line may still come
 
 
 def _looks_like_sse(text: str) -> bool:
@@ -92,10 +122,11 @@ class StreamSession:
             stall_threshold=stall_threshold,
         )
         self.dialect = make_dialect(self.state, dialect)
-        self.decoder = SSEDecoder()
+        self.decoder = SSEDecoder(max_event_bytes)
         self.mode = "sse"
         self.content_type = ""
         self._body: list[bytes] = []
+        self._body_bytes = 0
         self._closed = False
         self.retry_after: str | None = None
 
@@ -143,12 +174,22 @@ class StreamSession:
             self._take_sse(self.decoder.feed(chunk), t)
         else:
             self._body.append(chunk)
+            self._body_bytes += len(chunk)
+            if self.mode == "sniff":
+                self._sniff(t, final=False)
+        self.state.read_events.append(self.state.events)
         if over_total:
             return self._cut(f"the stream passed the size limit of {self.max_bytes} bytes", t)
-        if self.decoder.pending_bytes > self.max_event_bytes:
-            limit = self.max_event_bytes
-            return self._cut(f"one SSE event passed the size limit of {limit} bytes", t)
+        if self.decoder.oversized:
+            return self._cut(self._event_too_long(), t)
+        limit = self.max_event_bytes
+        if self.mode != "sse" and self._body_bytes > limit:  # a whole body is one event
+            return self._cut(f"the response body passed the size limit of {limit} bytes", t)
         return self.state.drain()
+
+    def _event_too_long(self) -> str:
+        limit = self.max_event_bytes
+        return f"one SSE event passed the size limit of {limit} bytes (kept in trailing)"
 
     def _cut(self, reason: str, t: float) -> list[StreamEvent]:
         self.state.note("limit-reached", None, f"{reason}; reading stopped there", None)
@@ -169,24 +210,29 @@ class StreamSession:
             return []
         self._closed = True
         trailing = ""
+        if self.mode == "sniff":
+            self._sniff(t, final=True)
         if self.mode != "sse":
             self._settle_body(t)  # may find a stream sent under the wrong content type
+        self.state.closing()
         if self.mode == "sse":
             items, trailing = self.decoder.close()
             self._take_sse(items, t)
             if self.decoder.invalid_tail:
                 self._note_invalid_utf8(None)
-            if trailing:
+            if trailing and not self.decoder.oversized:  # limit-reached says why
                 self.state.note(
                     "unterminated-event",
                     None,
                     f"bytes after the last blank line were not dispatched: {preview(trailing)!r}",
                     self.state.events,
                 )
+        self._note_unknown_dialect()
         if self.state.error is None:
             self.dialect.on_end()
         self.dialect.settle()  # a failed or empty stream still names a dialect
-        self.state.end(trailing)
+        self.state.trailing_chars = len(trailing)
+        self.state.end(trailing[:REPORTED_CHARS])
         return self.state.drain()
 
     def fail(self, message: str, t: float) -> list[StreamEvent]:
@@ -194,10 +240,12 @@ class StreamSession:
         self.state.fail(message)
         return self.close(t)
 
-    def interrupt(self, message: str, t: float) -> list[StreamEvent]:
-        """The transport broke after the response began: what arrived is kept and the
-        stream ends as it stands (truncated, unless the finish had already come)."""
-        self.state.note("connection-lost", None, message, self.state.events)
+    def interrupt(self, message: str, t: float, kind: str = "connection-lost") -> list[StreamEvent]:
+        """The stream stopped after the response began (the transport broke: a
+        `connection-lost`; or no data came for too long: an `idle-timeout`): what
+        arrived is kept and the stream ends as it stands (truncated, unless the
+        finish had already come)."""
+        self.state.note(kind, None, message, self.state.events)
         return self.close(t)
 
     def _take_sse(self, items: list[Any], t: float) -> None:
@@ -209,16 +257,41 @@ class StreamSession:
                 if live:
                     state.outbox.append(WireComment(item.text, t))
                 continue
-            state.events = item.number
+            state.events = state.now = item.number
             if not item.valid_utf8:
                 self._note_invalid_utf8(item.number)
             if live:
                 state.outbox.append(WireEvent(item.number, item.event, item.data, item.id, t))
             on_event(item, t)
 
+    def _sniff(self, t: float, final: bool) -> None:
+        """An untyped body: once its first bytes tell what it is, read it as that."""
+        head = b"".join(self._body)
+        mode = sniffed_mode(head, final)
+        if mode is None:
+            self._body = [head]
+            return
+        self.mode = mode
+        if mode == "sse":
+            self._body, self._body_bytes = [], 0
+            self._take_sse(self.decoder.feed(head), t)
+        elif mode == "empty":
+            self.state.fail("empty response: no content type and no bytes")
+
+    def _note_unknown_dialect(self) -> None:
+        """A response was read and nothing in it told the dialect: say so, rather
+        than claim one silently."""
+        status = self.state.http_status
+        if self.state.dialect != "detecting" or status is None or status >= 400:
+            return
+        detail = "nothing in the response told the dialect; read as chat completions"
+        self.state.note("dialect-unknown", None, detail, None)
+
     def _settle_body(self, t: float) -> None:
         body = b"".join(self._body).decode("utf-8", errors="replace")
-        self.state.body = body
+        self._body = []
+        self.state.body = body[:REPORTED_CHARS]
+        self.state.body_chars = len(body)
         if self.mode == "error":
             status = self.state.http_status
             retry = f" (Retry-After: {self.retry_after})" if self.retry_after else ""
@@ -234,12 +307,17 @@ class StreamSession:
                 None,
             )
             self.mode = "sse"
-            self.state.body = None
+            self.state.body = self.state.body_chars = None
             self._take_sse(self.decoder.feed(body.encode()), t)
-        else:
-            shown = self.content_type or "no content type"
+            if self.decoder.oversized:
+                detail = f"{self._event_too_long()}; it and the rest were not decoded"
+                self.state.note("limit-reached", None, detail, None)
+        elif self.mode == "body" and not self.content_type:
+            self.state.fail(f"not an SSE stream (nor a JSON response): {preview(body.strip())}")
+        elif self.mode == "body":
             self.state.fail(
-                f"response is neither SSE nor a JSON completion ({shown}): {preview(body.strip())}"
+                f"response is neither SSE nor a JSON completion ({self.content_type}): "
+                f"{preview(body.strip())}"
             )
 
     def _settle_json(self, body: str) -> None:

@@ -10,6 +10,7 @@ dispatched but are handed back by `close()` so nothing received is lost.
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 BOM = b"\xef\xbb\xbf"
@@ -41,9 +42,16 @@ class SSEDecoder:
     the line at once; an LF opening the next read is then its CRLF partner), the
     buffer is cut at blank lines, and each complete event is decoded on its own.
     Event boundaries are ASCII, so a UTF-8 character can never straddle two
-    events. Cost is linear in the bytes fed, however the stream is cut."""
+    events. Cost is linear in the bytes fed, however the stream is cut.
 
-    def __init__(self) -> None:
+    `max_event_bytes`: an event (the bytes between two blank lines) longer than
+    this is never dispatched, whether it arrives whole or in pieces: the decoder
+    sets `oversized` and keeps it, and everything after it, for `close()`. Where
+    the stream is cut into reads never changes whether an event is oversized."""
+
+    def __init__(self, max_event_bytes: int = sys.maxsize) -> None:
+        self.max_event_bytes = max_event_bytes
+        self.oversized = False
         self._buffer = bytearray()
         self._skip_lf = False
         self._at_stream_start = True
@@ -62,14 +70,24 @@ class SSEDecoder:
         buffer = self._buffer
         scan_from = max(len(buffer) - 1, 0)
         buffer += chunk
+        if self.oversized:
+            return []
+        limit = self.max_event_bytes
         end = buffer.find(b"\n\n", scan_from)
         if end < 0:
+            if len(buffer) > limit:
+                self._check_pending()
             return []
         end = buffer.rfind(b"\n\n", end)
         complete = bytes(buffer[:end])
         del buffer[: end + 2]
+        blocks = complete.split(b"\n\n")
+        if len(complete) > limit:  # only then can one block be too long
+            blocks = self._before_oversized(blocks)
+        elif len(buffer) > limit:
+            self._check_pending()
         items: list[SSEItem] = []
-        for block in complete.split(b"\n\n"):
+        for block in blocks:
             if block[:6] == b"data: " and b"\n" not in block:  # the usual event, fast
                 self.dispatched += 1
                 data, valid = self._decode(block[6:])
@@ -78,10 +96,22 @@ class SSEDecoder:
                 self._take_block(block, items)
         return items
 
-    @property
-    def pending_bytes(self) -> int:
-        """Bytes of an event still waiting for its blank line."""
-        return len(self._buffer)
+    def _check_pending(self) -> None:
+        """An event still waiting for its blank line is oversized as soon as it is
+        longer than the limit (an LF ending the buffer may be half of that line)."""
+        buffer = self._buffer
+        self.oversized = len(buffer) - buffer.endswith(b"\n") > self.max_event_bytes
+
+    def _before_oversized(self, blocks: list[bytes]) -> list[bytes]:
+        """The blocks before the first one over the limit; that one and the rest go
+        back in front of the buffer, undispatched."""
+        for position, block in enumerate(blocks):
+            if len(block) > self.max_event_bytes:
+                self._buffer[:0] = b"\n\n".join(blocks[position:]) + b"\n\n"
+                self.oversized = True
+                return blocks[:position]
+        self._check_pending()
+        return blocks
 
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: comments still pending, and the text of an event that

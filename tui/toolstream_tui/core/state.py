@@ -4,14 +4,18 @@ method records the `StreamEvent`s it caused in `outbox` for the consumer.
 
 Arguments are appended fragment by fragment (never assigned) and parsed once,
 strictly, when the finish arrives.
+
+Everything recorded is stamped with the wire event that carried it (`now`: the
+SSE event being handled; 0 before the first; the event after the last once the
+stream is over), so a display can show the stream as it stood after any event.
 """
 
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
 
 from .events import (
@@ -29,13 +33,18 @@ from .events import (
     StreamEvent,
     TextAppended,
 )
+from .fields import FieldClock
+from .pieces import TextPieces
 from .schema import DeclaredTools, SchemaError
 from .strict_json import loads
+from .surrogates import lone_places, may_decode_to_lone_surrogates, rejoin_pairs
 
 STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
 _FIRST_VALUE = json.JSONDecoder()
 INTERRUPTED_CALL_ERROR = "stream failed before the finish; arguments are incomplete"
+CHANNELS = (Channel.CONTENT, Channel.REASONING, Channel.REFUSAL)
+CHANNEL_CODES = {channel: code for code, channel in enumerate(CHANNELS)}
 
 
 @dataclass(slots=True)
@@ -46,22 +55,51 @@ class CallSlot:
     started_at: float
     item_id: str | None = None  # OpenAI Responses: the fc_… output item id
     named_at: float | None = None  # when the function name first arrived
-    fragments: list[str] = field(default_factory=list)
-    fragment_events: list[int] = field(default_factory=list)
-    fragment_times: list[float] = field(default_factory=list)
-    length: int = 0
+    pieces: TextPieces = field(default_factory=TextPieces)  # the argument fragments
     parsed: bool = False
     arguments: Any = None
     error: str | None = None
     error_position: int | None = None
     schema_errors: list[SchemaError] = field(default_factory=list)
-    _raw: str | None = None
+    final_raw: str | None = None  # the complete arguments the server restated at the end
+    # The wire events at which the call began, got its id and its name, and was
+    # parsed (or found unfinished at the end).
+    started_event: int = 0
+    id_event: int | None = None
+    name_event: int | None = None
+    settled_event: int | None = None
+    _fields: FieldClock | None = None
+
+    @property
+    def length(self) -> int:
+        return self.pieces.length
+
+    @property
+    def fragment_count(self) -> int:
+        return len(self.pieces)
 
     @property
     def arguments_raw(self) -> str:
-        if self._raw is None or len(self._raw) != self.length:
-            self._raw = "".join(self.fragments)
-        return self._raw
+        """The fragments joined, with UTF-16 pairs cut between fragments rejoined."""
+        return rejoin_pairs(self.pieces.text())
+
+    def fragments(self) -> list[str]:
+        """Every fragment as a string (one object each: for tests and small calls)."""
+        return list(self.pieces.pieces())
+
+    def fields(self) -> FieldClock:
+        """When each top-level field became known, read up to the latest fragment
+        (a scan that resumes where it stopped)."""
+        if self._fields is None:
+            self._fields = FieldClock()
+        self._fields.follow(self.pieces, final=self.settled_event is not None)
+        return self._fields
+
+    @property
+    def parsed_raw(self) -> str:
+        """The text the arguments are parsed from: the server's final word when it
+        gave one (OpenAI Responses), else the fragments as they arrived."""
+        return self.arguments_raw if self.final_raw is None else self.final_raw
 
     def holds_complete_json(self) -> bool:
         try:
@@ -83,10 +121,10 @@ class CallSlot:
         if not raw[end:].strip():
             return None
         extra = end + len(raw[end:]) - len(raw[end:].lstrip())
-        return end, bisect_right(list(accumulate(map(len, self.fragments))), extra) + 1
+        return end, self.pieces.piece_at(extra) + 1
 
     def parse(self) -> None:
-        raw = self.arguments_raw
+        raw = self.parsed_raw
         self.parsed = True
         self.error = self.error_position = None
         self.schema_errors = []
@@ -105,9 +143,9 @@ class CallSlot:
 class StreamState:
     source: str
     dialect: str
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    refusal: list[str] = field(default_factory=list)
+    text_pieces: TextPieces = field(default_factory=TextPieces)  # every channel, in order
+    text_channels: array[int] = field(default_factory=lambda: array("b"))  # per piece
+    final_text: str | None = None  # the content text as the server restated it at the end
     calls: dict[int, CallSlot] = field(default_factory=dict)
     anomalies: list[Anomaly] = field(default_factory=list)
     status: Status = Status.STREAMING
@@ -116,12 +154,15 @@ class StreamState:
     error: str | None = None
     http_status: int | None = None
     body: str | None = None
+    body_chars: int | None = None  # the whole body's length (`body` may keep only its start)
     trailing: str = ""
+    trailing_chars: int = 0  # the unterminated event's length (`trailing` may keep its start)
     events: int = 0
     bytes_received: int = 0
     last_data_at: float = 0.0  # arrival time of the latest read
     response_at: float | None = None  # when the response head arrived
-    read_times: list[float] = field(default_factory=list)  # arrival of every read
+    read_times: array[float] = field(default_factory=lambda: array("d"))  # every read
+    read_events: array[int] = field(default_factory=lambda: array("q"))  # events by its end
     first_text_at: float | None = None  # content text, not reasoning or refusal
     last_text_at: float | None = None
     text_deltas: int = 0
@@ -131,13 +172,20 @@ class StreamState:
     fragment_events: bool = True
     tools: DeclaredTools | None = None  # what the request declared, when it is known
     stall_threshold: float = STALL_SECONDS
+    now: int = 0  # the stamp of what is recorded now (see the module's docstring)
+    dialect_event: int | None = None
+    finish_event: int | None = None
+    end_event: int | None = None
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
+    _call_anomalies: dict[int, list[Anomaly]] = field(default_factory=dict)
+    _next_free: int = 0  # every lane below it is taken
 
     # -- text ---------------------------------------------------------------
     def append_text(self, channel: Channel, text: str) -> None:
         if not text:
             return
-        self.channel_parts(channel).append(text)
+        self.text_pieces.append(text, self.now, self.last_data_at)
+        self.text_channels.append(CHANNEL_CODES[channel])
         if channel is Channel.CONTENT:
             if self.first_text_at is None:
                 self.first_text_at = self.last_data_at
@@ -146,19 +194,63 @@ class StreamState:
         if self.live:
             self.outbox.append(TextAppended(channel, text))
 
-    def channel_parts(self, channel: Channel) -> list[str]:
-        return {
-            Channel.CONTENT: self.text,
-            Channel.REASONING: self.reasoning,
-            Channel.REFUSAL: self.refusal,
-        }[channel]
+    def channel_text(self, channel: Channel, upto: int | None = None) -> str:
+        """The text of one channel (up to wire event `upto`)."""
+        code = CHANNEL_CODES[channel]
+        pieces, channels = self.text_pieces, self.text_channels
+        count = len(pieces) if upto is None else pieces.count_upto(upto)
+        if count and channels.count(code) == len(channels):
+            return rejoin_pairs(pieces.slice(0, pieces.ends[count - 1]))
+        return rejoin_pairs(
+            "".join(
+                pieces.slice(start, end)
+                for start, end, of in self.text_runs(count)
+                if of is channel
+            )
+        )
+
+    def text_runs(self, count: int | None = None) -> list[tuple[int, int, Channel]]:
+        """The text of the first `count` pieces as runs of one channel each:
+        (start offset, end offset, channel)."""
+        pieces, channels = self.text_pieces, self.text_channels
+        count = len(pieces) if count is None else count
+        runs: list[tuple[int, int, Channel]] = []
+        first = 0
+        while first < count:
+            code = channels[first]
+            last = first
+            while last + 1 < count and channels[last + 1] == code:
+                last += 1
+            runs.append((pieces.start_of(first), pieces.ends[last], CHANNELS[code]))
+            first = last + 1
+        return runs
+
+    @property
+    def text(self) -> str:
+        return self.channel_text(Channel.CONTENT)
+
+    @property
+    def reasoning(self) -> str:
+        return self.channel_text(Channel.REASONING)
+
+    @property
+    def refusal(self) -> str:
+        return self.channel_text(Channel.REFUSAL)
+
+    def event_time(self, number: int) -> float | None:
+        """When wire event `number` arrived (the read that completed it)."""
+        if number < 1:
+            return None
+        read = bisect_left(self.read_events, number)
+        return self.read_times[read] if read < len(self.read_times) else None
 
     # -- calls --------------------------------------------------------------
     def next_free_index(self) -> int:
-        index = 0
-        while index in self.calls:
-            index += 1
-        return index
+        """The lowest lane not taken. Lanes are never given back, so every lane
+        below the last answer stays taken: the search resumes there."""
+        while self._next_free in self.calls:
+            self._next_free += 1
+        return self._next_free
 
     def start_call(
         self,
@@ -170,6 +262,9 @@ class StreamState:
     ) -> CallSlot:
         slot = CallSlot(index=index, call_id=call_id, name=name, started_at=t, item_id=item_id)
         slot.named_at = t if name else None
+        slot.started_event = self.now
+        slot.id_event = self.now if call_id else None
+        slot.name_event = self.now if name else None
         self.calls[index] = slot
         self.outbox.append(CallStarted(index, call_id, name, t, item_id))
         if self.finish_trigger is not None:
@@ -182,27 +277,28 @@ class StreamState:
         """Set an id or name that the call's first fragment lacked."""
         if call_id:
             slot.call_id = call_id
+            if slot.id_event is None:
+                slot.id_event = self.now
         if name:
             slot.name = name
             if slot.named_at is None:
                 slot.named_at = self.last_data_at
+                slot.name_event = self.now
         self.outbox.append(CallIdentified(slot.index, slot.call_id, slot.name))
 
     def append_fragment(self, slot: CallSlot, text: str, event: int, t: float) -> None:
         if not text:
             return
-        slot.fragments.append(text)  # CallSlot.append, inlined: this runs per fragment
-        slot.fragment_events.append(event)
-        slot.fragment_times.append(t)
-        slot.length += len(text)
+        slot.pieces.append(text, event, t)
         if self.fragment_events:
-            self.outbox.append(FragmentAppended(slot.index, len(slot.fragments), text, event, t))
+            self.outbox.append(FragmentAppended(slot.index, len(slot.pieces), text, event, t))
         if slot.parsed:
             slot.parsed = False
+            slot.settled_event = None
             self.note(
                 "fragment-after-finish",
                 slot.index,
-                f"fragment {len(slot.fragments)} arrived after the finish; parsed again at the end",
+                f"fragment {len(slot.pieces)} arrived after the finish; parsed again at the end",
                 event,
             )
 
@@ -213,11 +309,18 @@ class StreamState:
         known = self._anomaly_keys.get((kind, index))
         if known is not None:
             known.count += count
+            known.sighted(self.now, count)
             return
         anomaly = Anomaly(kind, index, detail, event, count)
+        anomaly.sighted(self.now, count)
         self._anomaly_keys[(kind, index)] = anomaly
+        if index is not None:
+            self._call_anomalies.setdefault(index, []).append(anomaly)
         self.anomalies.append(anomaly)
         self.outbox.append(AnomalyRecorded(anomaly))
+
+    def call_anomalies(self, index: int) -> list[Anomaly]:
+        return self._call_anomalies.get(index, [])
 
     # -- finish and end -----------------------------------------------------
     @property
@@ -233,6 +336,7 @@ class StreamState:
         self.finish_reason = reason if reason is not None else self.finish_reason
         self.finish_trigger = trigger
         self.finish_at = self.last_data_at
+        self.finish_event = self.now
         self.outbox.append(FinishSeen(reason, trigger))
         self._parse_pending_calls()
 
@@ -249,14 +353,25 @@ class StreamState:
 
     def set_dialect(self, name: str) -> None:
         self.dialect = name
+        self.dialect_event = self.now
         self.outbox.append(DialectDetected(name))
 
     def fail(self, message: str) -> None:
         if self.error is None:
             self.error = message
 
+    def closing(self) -> None:
+        """The byte stream is over: what is recorded from now on is stamped with the
+        event after the last."""
+        self.now = self.events + 1
+
+    @property
+    def ended(self) -> bool:
+        return self.end_event is not None
+
     def end(self, trailing: str = "") -> None:
         """The byte stream is over: settle the status."""
+        self.closing()
         self.trailing = trailing
         if self.error is not None:
             self.status = Status.ERROR
@@ -269,6 +384,8 @@ class StreamState:
             self._mark_calls_unfinished(TRUNCATED_CALL_ERROR)
             for slot in self.calls.values():
                 self._check_merged_json(slot)
+        self._note_lone_surrogates()
+        self.end_event = self.now
         self.outbox.append(StreamEnded(self.status, self.finish_reason, self.error, trailing))
 
     def _check_merged_json(self, slot: CallSlot) -> None:
@@ -281,20 +398,39 @@ class StreamState:
             slot.index,
             f"fragment {fragment} arrived after the arguments already formed complete JSON "
             f"(ending at char {end}); two calls merged into one?",
-            slot.fragment_events[fragment - 1],
-            count=len(slot.fragments) - fragment + 1,
+            slot.pieces.events[fragment - 1],
+            count=len(slot.pieces) - fragment + 1,
         )
+
+    def _note_lone_surrogates(self) -> None:
+        """Name every text that ends the stream holding half a UTF-16 pair."""
+        texts = {"text": self.text, "reasoning": self.reasoning, "refusal": self.refusal}
+        found = lone_places({**texts, "error": self.error})
+        if found:
+            self.note("lone-surrogate", None, found[0], None, count=found[1])
+        for index, slot in self.calls.items():
+            texts = {"name": slot.name, "id": slot.call_id, "item id": slot.item_id}
+            value = None  # the parsed arguments, walked only when they may hold one
+            if not (slot.parsed and slot.error is None):
+                texts["arguments"] = slot.arguments_raw
+            elif may_decode_to_lone_surrogates(slot.arguments_raw):
+                value = slot.arguments
+            found = lone_places(texts, value)
+            if found:
+                self.note("lone-surrogate", index, found[0], None, count=found[1])
 
     def _mark_calls_unfinished(self, reason: str) -> None:
         for slot in self.calls.values():
             if not slot.parsed:
                 slot.error = reason
+                slot.settled_event = self.now
 
     def _parse_pending_calls(self) -> None:
         for index in sorted(self.calls):
             slot = self.calls[index]
             if not slot.parsed:
                 slot.parse()
+                slot.settled_event = self.now
                 if slot.error is not None:
                     self._check_merged_json(slot)
                 else:
@@ -305,7 +441,7 @@ class StreamState:
 
     def _check_parsed(self, slot: CallSlot) -> None:
         """Parsed arguments: an object, of a declared tool, that its schema accepts?"""
-        last_event = slot.fragment_events[-1] if slot.fragment_events else None
+        last_event = slot.pieces.events[-1] if len(slot.pieces) else None
         if not isinstance(slot.arguments, dict):
             kind = "null" if slot.arguments is None else type(slot.arguments).__name__
             self.note(

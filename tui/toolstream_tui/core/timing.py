@@ -5,10 +5,11 @@ the arguments became known. All times are seconds since the request was sent
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .fields import FieldClock, FieldTiming
+from .fields import FieldTiming
 from .state import CallSlot, StreamState
 
 MAX_GAPS = 100  # per list, so a report stays readable on a stream that limps
@@ -21,10 +22,101 @@ class Gap:
     after: int  # the read (stream) or fragment (call) the silence followed, from 1
 
     def as_dict(self) -> dict[str, Any]:
-        return {"after": self.after, "start": _r(self.start), "seconds": _r(self.seconds)}
+        return {"after": self.after, "start": self.start, "seconds": self.seconds}
 
 
-def gaps(times: list[float], threshold: float, start: float | None = None) -> list[Gap]:
+@dataclass(frozen=True, slots=True)
+class TextRate:
+    """Content text: deltas and characters, and deltas per second between the
+    first and the last (a provider sends about one token per delta)."""
+
+    deltas: int
+    chars: int
+    seconds: float | None  # from the first delta to the last
+    deltas_per_second: float | None  # to a tenth; None under two deltas or no time between
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "deltas": self.deltas,
+            "chars": self.chars,
+            "seconds": self.seconds,
+            "deltas_per_second": self.deltas_per_second,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CallTiming:
+    """One call: when it started and was named, its fragments and the silences
+    between them, and when each top-level field of its arguments became known."""
+
+    index: int
+    name: str | None
+    started: float
+    named: float | None
+    first_fragment: float | None
+    last_fragment: float | None
+    fragments: int
+    gaps: tuple[Gap, ...]  # the first MAX_GAPS silences over the stall threshold
+    gaps_total: int
+    fields: tuple[FieldTiming, ...]
+    first_usable_field: float | None  # the first field whose value was complete
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "started": self.started,
+            "named": self.named,
+            "first_fragment": self.first_fragment,
+            "last_fragment": self.last_fragment,
+            "fragments": self.fragments,
+            "gaps": [gap.as_dict() for gap in self.gaps],
+            "gaps_total": self.gaps_total,
+            "fields": [field.as_dict() for field in self.fields],
+            "first_usable_field": self.first_usable_field,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTiming:
+    """The stream's milestones, its stalls and every call's timing (in index
+    order). Every time is to the millisecond, so the report and the screen
+    state the same numbers."""
+
+    response: float | None  # the response head
+    first_byte: float | None
+    first_text: float | None
+    first_tool_name: float | None
+    first_argument_byte: float | None
+    first_usable_field: float | None
+    finish: float | None
+    last_byte: float | None
+    text: TextRate
+    stall_threshold: float
+    stalls: tuple[Gap, ...]  # the first MAX_GAPS silences between reads over the threshold
+    stalls_total: int
+    calls: tuple[CallTiming, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report's `timing` section."""
+        return {
+            "response": self.response,
+            "first_byte": self.first_byte,
+            "first_text": self.first_text,
+            "first_tool_name": self.first_tool_name,
+            "first_argument_byte": self.first_argument_byte,
+            "first_usable_field": self.first_usable_field,
+            "finish": self.finish,
+            "last_byte": self.last_byte,
+            "text": self.text.as_dict(),
+            "stall_threshold": self.stall_threshold,
+            "stalls": [stall.as_dict() for stall in self.stalls],
+            "stalls_total": self.stalls_total,
+            "calls": [call.as_dict() for call in self.calls],
+        }
+
+
+def gaps(times: Sequence[float], threshold: float, start: float | None = None) -> list[Gap]:
     """Silences longer than `threshold` between successive times (and before the
     first one, from `start`)."""
     found: list[Gap] = []
@@ -36,80 +128,84 @@ def gaps(times: list[float], threshold: float, start: float | None = None) -> li
     return found
 
 
-def field_timings(slot: CallSlot) -> list[FieldTiming]:
-    clock = FieldClock()
-    clock.add(slot.fragments, slot.fragment_times)
-    return clock.timings()
-
-
-def call_timing(slot: CallSlot, threshold: float) -> dict[str, Any]:
-    times = slot.fragment_times
+def call_timing(slot: CallSlot, threshold: float) -> CallTiming:
+    times = slot.pieces.times
     silences = gaps(times, threshold, slot.started_at)
-    fields = field_timings(slot)
-    return {
-        "index": slot.index,
-        "name": slot.name,
-        "started": _r(slot.started_at),
-        "named": _r(slot.named_at),
-        "first_fragment": _r(times[0]) if times else None,
-        "last_fragment": _r(times[-1]) if times else None,
-        "fragments": len(times),
-        "gaps": [gap.as_dict() for gap in silences[:MAX_GAPS]],
-        "gaps_total": len(silences),
-        "fields": [
-            {"key": field.key, "named": _r(field.named), "complete": _r(field.complete)}
-            for field in fields
-        ],
-        "first_usable_field": _r(_earliest(field.complete for field in fields)),
-    }
+    fields = tuple(
+        FieldTiming(field.key, _ms(field.named), _ms_or_none(field.complete))
+        for field in slot.fields().timings()
+    )
+    return CallTiming(
+        index=slot.index,
+        name=slot.name,
+        started=_ms(slot.started_at),
+        named=_ms_or_none(slot.named_at),
+        first_fragment=_ms_or_none(_first(times)),
+        last_fragment=_ms_or_none(_last(times)),
+        fragments=len(times),
+        gaps=_listed(silences),
+        gaps_total=len(silences),
+        fields=fields,
+        first_usable_field=_earliest(field.complete for field in fields),
+    )
 
 
-def text_rate(state: StreamState) -> dict[str, Any]:
-    """Content text: deltas and characters, and deltas per second between the
-    first and the last (a provider sends about one token per delta)."""
+def text_rate(state: StreamState) -> TextRate:
     first, last = state.first_text_at, state.last_text_at
     seconds = (last - first) if first is not None and last is not None else None
     rate = (state.text_deltas - 1) / seconds if seconds and state.text_deltas > 1 else None
-    return {
-        "deltas": state.text_deltas,
-        "chars": sum(map(len, state.text)),
-        "seconds": _r(seconds),
-        "deltas_per_second": None if rate is None else round(rate, 1),
-    }
+    return TextRate(
+        deltas=state.text_deltas,
+        chars=len(state.text),
+        seconds=_ms_or_none(seconds),
+        deltas_per_second=None if rate is None else round(rate, 1),
+    )
 
 
-def stream_timing(state: StreamState) -> dict[str, Any]:
+def stream_timing(state: StreamState) -> StreamTiming:
     threshold = state.stall_threshold
-    slots = [state.calls[index] for index in sorted(state.calls)]
+    calls = tuple(call_timing(state.calls[index], threshold) for index in sorted(state.calls))
     reads = state.read_times
     stalls = gaps(reads, threshold, state.response_at)
-    calls = [call_timing(slot, threshold) for slot in slots]
-    return {
-        "response": _r(state.response_at),
-        "first_byte": _r(reads[0]) if reads else None,
-        "first_text": _r(state.first_text_at),
-        "first_tool_name": _r(_earliest(slot.named_at for slot in slots)),
-        "first_argument_byte": _r(_earliest(_first(slot.fragment_times) for slot in slots)),
-        "first_usable_field": _earliest(call["first_usable_field"] for call in calls),
-        "finish": _r(state.finish_at),
-        "last_byte": _r(reads[-1]) if reads else None,
-        "text": text_rate(state),
-        "stall_threshold": threshold,
-        "stalls": [stall.as_dict() for stall in stalls[:MAX_GAPS]],
-        "stalls_total": len(stalls),
-        "calls": calls,
-    }
+    return StreamTiming(
+        response=_ms_or_none(state.response_at),
+        first_byte=_ms_or_none(_first(reads)),
+        first_text=_ms_or_none(state.first_text_at),
+        first_tool_name=_earliest(call.named for call in calls),
+        first_argument_byte=_earliest(call.first_fragment for call in calls),
+        first_usable_field=_earliest(call.first_usable_field for call in calls),
+        finish=_ms_or_none(state.finish_at),
+        last_byte=_ms_or_none(_last(reads)),
+        text=text_rate(state),
+        stall_threshold=threshold,
+        stalls=_listed(stalls),
+        stalls_total=len(stalls),
+        calls=calls,
+    )
 
 
-def _first(times: list[float]) -> float | None:
+def _listed(found: list[Gap]) -> tuple[Gap, ...]:
+    """The first MAX_GAPS of the silences found, to the millisecond."""
+    return tuple(Gap(_ms(gap.start), _ms(gap.seconds), gap.after) for gap in found[:MAX_GAPS])
+
+
+def _first(times: Sequence[float]) -> float | None:
     return times[0] if times else None
 
 
-def _earliest(times: Any) -> float | None:
+def _last(times: Sequence[float]) -> float | None:
+    return times[-1] if times else None
+
+
+def _earliest(times: Iterable[float | None]) -> float | None:
     known = [t for t in times if t is not None]
     return min(known) if known else None
 
 
-def _r(t: float | None) -> float | None:
+def _ms(t: float) -> float:
     """Milliseconds are what a person reads; more digits only add noise."""
-    return None if t is None else round(t, 3)
+    return round(t, 3)
+
+
+def _ms_or_none(t: float | None) -> float | None:
+    return None if t is None else _ms(t)

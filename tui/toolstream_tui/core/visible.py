@@ -1,12 +1,17 @@
 """Model output is untrusted: make control and invisible characters inert and
 visible before anything is drawn. Each character maps to exactly one character,
-so buffer offsets (fragment boundaries, parse-error positions) stay valid."""
+so buffer offsets (fragment boundaries, parse-error positions) stay valid.
+
+A lone UTF-16 surrogate (see surrogates.py) is drawn as U+FFFD and escaped as
+`\\udXXX` in JSON: UTF-8 cannot encode it, so printing it would fail."""
 
 from __future__ import annotations
 
 import json
 import unicodedata
 from functools import cache
+
+from .surrogates import REPLACEMENT_TABLE
 
 HIDDEN_MARK = "¤"
 
@@ -21,6 +26,7 @@ def _build_table(keep: str) -> dict[int, str]:
     for code in range(0x00A0, 0x10000):
         if unicodedata.category(chr(code)) == "Cf":  # bidi overrides, zero-width, BOM
             table[code] = HIDDEN_MARK
+    table.update(REPLACEMENT_TABLE)
     for char in keep:
         table.pop(ord(char), None)
     return table

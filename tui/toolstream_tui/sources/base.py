@@ -40,15 +40,31 @@ class BodyChunk:
     t: float
 
 
+TRANSPORT = "transport"  # the connection failed or broke
+IDLE_TIMEOUT = "idle-timeout"  # no data for --idle-timeout seconds: we stopped waiting
+UNREADABLE = "unreadable"  # a recording cannot be read: the source itself is broken
+STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE})
+
+
 @dataclass(frozen=True, slots=True)
 class TransportError:
-    """The transport failed. `message` is one line a user can act on."""
+    """The stream stopped before its end: `kind` says why (one of `STOP_KINDS`),
+    `message` is one line a user can act on."""
 
     message: str
     t: float
+    kind: str = TRANSPORT
 
 
 SourceItem = RequestSent | ResponseHead | BodyChunk | TransportError
+
+
+def plain_reason(exc: BaseException) -> str:
+    """Why something failed, as plain words on one line for the end of a message:
+    "no such file or directory", not "[Errno 2] No such file or directory: 'x'"."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    text = " ".join(text.split()) or type(exc).__name__
+    return text[:1].lower() + text[1:]
 
 
 class Source(Protocol):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ssl
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 from httpx_sse import aconnect_sse
@@ -18,8 +20,10 @@ from .base import (
     Stopwatch,
     TransportError,
     monotonic,
+    plain_reason,
 )
-from .secrets import Redactor, secrets_in
+from .decoding import ACCEPTED, BodyDecoder, UnsupportedEncoding
+from .secrets import Redactor, safe_headers, secrets_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +33,25 @@ class HttpRequest:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
     timeout: float = 60.0
+
+
+HTTP_SCHEMES = ("http", "https")
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be requested, in plain words; None when it can. Checked before
+    anything else reads the URL, so no URL parser's exception reaches a user."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises when the port is out of range
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL) as exc:
+        return plain_reason(exc)
+    if parts.scheme.lower() not in HTTP_SCHEMES:
+        return "it must begin with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    return None
 
 
 def describe_transport_error(exc: Exception, request: HttpRequest) -> str:
@@ -46,12 +69,17 @@ def describe_transport_error(exc: Exception, request: HttpRequest) -> str:
             return f"TLS failure connecting to {url}: {tls}"
         if any(isinstance(cause, ConnectionRefusedError) for cause in causes):
             return f"connection refused: {url}"
-        return f"cannot connect to {url}: {exc or type(exc).__name__}"
+        # The socket layer's words ("name or service not known"), not the wrapper's.
+        reason = next((c for c in causes if isinstance(c, OSError) and c.strerror), exc)
+        return f"cannot connect to {url}: {plain_reason(reason)}"
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"connection closed mid-response by {url}: {exc}"
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return f"invalid URL {url!r}: {exc}"
-    return f"{type(exc).__name__} from {url}: {exc}"
+        return f"invalid URL {url!r}: {plain_reason(exc)}"
+    cause: BaseException = exc
+    while isinstance(cause, BaseExceptionGroup):  # from the socket layer: say what is inside
+        cause = cause.exceptions[0]
+    return f"cannot request {url}: {plain_reason(cause)}"
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -68,10 +96,25 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         pending.extend(link for link in (current.__cause__, current.__context__) if link)
 
 
+def redacted_request(request: HttpRequest, redactor: Redactor) -> RequestSent:
+    """The request as recordings and reports keep it: every secret replaced."""
+    body = request.body.decode("utf-8", errors="replace") if request.body else None
+    return RequestSent(
+        method=request.method,
+        url=redactor.url(request.url),
+        headers=redactor.headers(request.headers),
+        body=redactor.text(body) if body is not None else None,
+    )
+
+
 class HttpSource:
-    def __init__(self, request: HttpRequest, clock: Clock = monotonic) -> None:
+    def __init__(
+        self, request: HttpRequest, clock: Clock = monotonic, dialect: str | None = None
+    ) -> None:
+        """`dialect`: the one the watch reads the stream as, when it is given (the
+        redaction of echoed secrets reads it the same way)."""
         self.request = request
-        self.redactor = Redactor(secrets_in(request.url, request.headers))
+        self.redactor = Redactor(secrets_in(request.url, request.headers), dialect)
         self.label = self.redactor.url(request.url)
         self._clock = clock
 
@@ -79,29 +122,25 @@ class HttpSource:
         return self.redactor.stream(self._items())
 
     def sent(self) -> RequestSent:
-        request, redactor = self.request, self.redactor
-        body = request.body.decode("utf-8", errors="replace") if request.body else None
-        return RequestSent(
-            method=request.method,
-            url=self.label,
-            headers=redactor.headers(request.headers),
-            body=redactor.text(body) if body is not None else None,
-        )
+        return redacted_request(self.request, self.redactor)
 
     async def _items(self) -> AsyncIterator[SourceItem]:
         elapsed = Stopwatch(self._clock)
         request = self.request
         yield self.sent()
+        problem = url_problem(request.url)
+        if problem:
+            yield TransportError(f"invalid URL {request.url!r}: {problem}", elapsed())
+            return
         timeout = httpx.Timeout(request.timeout)
+        headers = dict(request.headers)
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            headers["Accept-Encoding"] = ACCEPTED  # only what BodyDecoder decodes
         try:
             async with (
                 httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
                 aconnect_sse(
-                    client,
-                    request.method,
-                    request.url,
-                    headers=dict(request.headers),
-                    content=request.body,
+                    client, request.method, request.url, headers=headers, content=request.body
                 ) as event_source,
             ):
                 response = event_source.response
@@ -110,11 +149,17 @@ class HttpSource:
                     content_type=response.headers.get("content-type", ""),
                     reason=response.reason_phrase,
                     url=self.redactor.url(str(response.url)),
-                    headers=dict(response.headers),
+                    headers=self.redactor.headers(safe_headers(response.headers)),
                     redirects=tuple(self.redactor.url(str(hop.url)) for hop in response.history),
                     t=elapsed(),
                 )
-                async for chunk in response.aiter_bytes():
-                    yield BodyChunk(chunk, elapsed())
-        except (httpx.HTTPError, ssl.SSLError, OSError) as exc:
+                decoder = BodyDecoder(response.headers.get("content-encoding", ""))
+                async for raw in response.aiter_raw():
+                    for piece in decoder.decode(raw):
+                        yield BodyChunk(piece, elapsed())
+                for piece in decoder.flush():
+                    yield BodyChunk(piece, elapsed())
+        except (UnsupportedEncoding, zlib.error) as exc:
+            yield TransportError(f"cannot decode the body from {self.label}: {exc}", elapsed())
+        except Exception as exc:  # whatever the transport raises ends the stream in one line
             yield TransportError(describe_transport_error(exc, request), elapsed())

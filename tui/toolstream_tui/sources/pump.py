@@ -11,7 +11,15 @@ from ..core import StreamSession
 from ..core.events import StreamEvent
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
-from .base import BodyChunk, RequestSent, ResponseHead, SourceItem
+from .base import (
+    IDLE_TIMEOUT,
+    TRANSPORT,
+    BodyChunk,
+    RequestSent,
+    ResponseHead,
+    SourceItem,
+    TransportError,
+)
 
 EventSink = Callable[[list[StreamEvent]], None]
 
@@ -36,34 +44,22 @@ class Limits:
         )
 
 
-async def pump(
-    items: AsyncIterator[SourceItem],
-    session: StreamSession,
-    sink: EventSink,
-    idle_timeout: float | None = None,
-) -> None:
-    """Feed every item to the session until the source ends, fails, goes silent
-    for `idle_timeout` seconds, or the session stops taking bytes (a size limit).
-    The source is closed in every case, so a connection or recording is released."""
+# The anomaly a stop after the response began is named by.
+STOP_ANOMALIES = {TRANSPORT: "connection-lost", IDLE_TIMEOUT: "idle-timeout"}
+
+
+async def pump(items: AsyncIterator[SourceItem], session: StreamSession, sink: EventSink) -> None:
+    """Feed every item to the session until the source ends, stops (a transport
+    failure, an idle timeout, an unreadable recording), or the session stops
+    taking bytes (a size limit). The source is closed in every case, so a
+    connection or recording is released."""
     last_t = 0.0
     opened = False
     async with aclosing(items):  # type: ignore[type-var]
-        while True:
-            try:
-                async with asyncio.timeout(idle_timeout):  # same task: httpx needs that
-                    item = await anext(items)
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                message = f"no data for {idle_timeout:g} s (--idle-timeout); stopped waiting"
-                sink(
-                    session.interrupt(message, last_t) if opened else session.fail(message, last_t)
-                )
-                return
+        async for item in items:
             if isinstance(item, RequestSent):
                 sink(session.requested(item.body))
-                continue
-            if isinstance(item, ResponseHead):
+            elif isinstance(item, ResponseHead):
                 opened = True
                 sink(session.open(item.status, item.content_type, item.headers, item.t))
                 if item.redirects:
@@ -75,7 +71,41 @@ async def pump(
                     return
                 await asyncio.sleep(0)  # a fast source must not starve the event loop
             else:
-                fail = session.interrupt if opened else session.fail
-                sink(fail(item.message, item.t))
+                sink(stopped(session, item, opened))
                 return
     sink(session.close(last_t))
+
+
+def stopped(session: StreamSession, stop: TransportError, opened: bool) -> list[StreamEvent]:
+    """The stream stopped early: before the response (or when the recording itself
+    is broken) that is an error; after it, what arrived stands."""
+    if stop.kind not in STOP_ANOMALIES or not opened:
+        return session.fail(stop.message, stop.t)
+    return session.interrupt(stop.message, stop.t, STOP_ANOMALIES[stop.kind])
+
+
+async def idle_limited(
+    items: AsyncIterator[SourceItem], seconds: float
+) -> AsyncIterator[SourceItem]:
+    """The items, ending with an idle-timeout stop when none arrives for `seconds`
+    once the response has begun (so a recording keeps why the stream stopped).
+    Before the response head the transport's own timeout applies: setting up a
+    client and connecting is not a silence of the stream."""
+    last_t = 0.0
+    opened = False
+    async with aclosing(items):  # type: ignore[type-var]
+        while True:
+            try:
+                # The consumer's task, as httpx needs.
+                async with asyncio.timeout(seconds if opened else None):
+                    item = await anext(items)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                message = f"no data for {seconds:g} s (--idle-timeout); stopped waiting"
+                yield TransportError(message, last_t, IDLE_TIMEOUT)
+                return
+            if isinstance(item, BodyChunk):
+                last_t = item.t
+            opened = opened or isinstance(item, ResponseHead)
+            yield item

@@ -1,21 +1,43 @@
 """Recordings: the response body byte for byte in FILE, and beside it
-FILE.timing.jsonl: the request (secrets redacted), the response head, the end
-offset and arrival time of every read, and any transport failure. Both are
-flushed as they are written so a recording survives a cut stream or a quit.
-`--replay` reads either a bare `.sse` body or a body with its timing file."""
+FILE.timing.jsonl: the request (secrets redacted), the response head (status,
+content type, headers without credentials, redirects), the end offset and
+arrival time of every read, and why the stream stopped early (a transport
+failure, an idle timeout). Both are flushed as they are written so a recording
+survives a cut stream or a quit. `--replay` reads either a bare `.sse` body or
+a body with its timing file; a timing file is read line by line and checked,
+since bundles are shared with strangers."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import aclosing
-from dataclasses import asdict, dataclass, field
+import math
+import os
+import tempfile
+from array import array
+from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing, suppress
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .base import BodyChunk, RequestSent, ResponseHead, Source, SourceItem
+from ..core.strict_json import loads
+from .base import (
+    STOP_KINDS,
+    TRANSPORT,
+    BodyChunk,
+    RequestSent,
+    ResponseHead,
+    Source,
+    SourceItem,
+    TransportError,
+)
+from .pump import idle_limited
+from .secrets import safe_headers
 
 FORMAT = "toolstream-recording/2"
+FORMAT_PREFIX = "toolstream-recording/"
+MAX_TIMING_LINE = 64 << 20  # the request line holds the request body; nothing else is long
+MAX_RECORDED_SECONDS = 86_400.0  # no stream lasts a day: a later time is a broken file
 
 
 def timing_path(body_path: Path) -> Path:
@@ -24,10 +46,20 @@ def timing_path(body_path: Path) -> Path:
 
 class Recorder:
     def __init__(self, path: Path, source: str) -> None:
+        """Opens FILE and FILE.timing.jsonl, both or neither (raises OSError)."""
         self.path = path
+        timing = timing_path(path)
+        created = not timing.exists()
+        self._timing: IO[str] = timing.open("w", encoding="utf-8")
+        try:
+            self._body: IO[bytes] = path.open("wb")
+        except OSError:
+            self._timing.close()
+            if created:
+                with suppress(OSError):
+                    timing.unlink()
+            raise
         self._source = source
-        self._body: IO[bytes] = path.open("wb")
-        self._timing: IO[str] = timing_path(path).open("w", encoding="utf-8")
         self._offset = 0
         self._line({"format": FORMAT, "source": source})
 
@@ -35,15 +67,15 @@ class Recorder:
         if isinstance(item, RequestSent):
             self._line({"request": asdict(item)})
         elif isinstance(item, ResponseHead):
-            head = {"status": item.status, "content_type": item.content_type}
-            self._line(head if item.t is None else {**head, "t": round(item.t, 6)})
+            self._line(head_record(item))
         elif isinstance(item, BodyChunk):
             self._body.write(item.data)
             self._body.flush()
             self._offset += len(item.data)
             self._line({"end": self._offset, "t": round(item.t, 6)})
         else:
-            self._line({"error": item.message, "t": round(item.t, 6)})
+            stop = {"error": item.message, "t": round(item.t, 6)}
+            self._line(stop if item.kind == TRANSPORT else {**stop, "kind": item.kind})
 
     def _line(self, record: dict[str, Any]) -> None:
         self._timing.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -52,6 +84,23 @@ class Recorder:
     def close(self) -> None:
         self._body.close()
         self._timing.close()
+
+
+def head_record(head: ResponseHead) -> dict[str, Any]:
+    """The response head as a timing line: what a replay needs to answer as it did
+    (Retry-After, redirects), never a credential."""
+    record: dict[str, Any] = {"status": head.status, "content_type": head.content_type}
+    if head.reason:
+        record["reason"] = head.reason
+    if head.url:
+        record["url"] = head.url
+    if head.headers:
+        record["headers"] = safe_headers(head.headers)
+    if head.redirects:
+        record["redirects"] = list(head.redirects)
+    if head.t is not None:
+        record["t"] = round(head.t, 6)
+    return record
 
 
 async def recorded(
@@ -67,36 +116,88 @@ async def recorded(
 
 
 class Tape:
-    """Everything a source yielded, kept in memory so a repro bundle can be written
-    at any moment, with or without --record."""
+    """Everything a source yielded, kept so a repro bundle can be written at any
+    moment, with or without --record. The body goes to an anonymous temporary
+    file (a stream may be far bigger than memory); each read's end and arrival
+    time are kept in arrays."""
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.items: list[SourceItem] = []
+        self.request: RequestSent | None = None
+        self.head: ResponseHead | None = None
+        self.error: TransportError | None = None
+        self.read_ends = array("q")
+        self.read_times = array("d")
+        # Closed by close(), or with the process: it has no name to leave behind.
+        self._body: IO[bytes] = tempfile.TemporaryFile(prefix="toolstream-tape-")  # noqa: SIM115
+
+    @property
+    def length(self) -> int:
+        return self.read_ends[-1] if self.read_ends else 0
+
+    def keep(self, item: SourceItem) -> None:
+        if isinstance(item, RequestSent):
+            self.request = item
+        elif isinstance(item, ResponseHead):
+            self.head = item
+        elif isinstance(item, BodyChunk):
+            self._body.seek(0, os.SEEK_END)
+            self._body.write(item.data)
+            self.read_ends.append(self.length + len(item.data))
+            self.read_times.append(item.t)
+        else:
+            self.error = item
+
+    def body(self, start: int, end: int) -> bytes:
+        """Bytes `start` to `end` of the body."""
+        self._body.seek(start)
+        return self._body.read(max(0, end - start))
+
+    def items(self) -> Iterator[SourceItem]:
+        """What the source yielded, in order."""
+        if self.request is not None:
+            yield self.request
+        if self.head is not None:
+            yield self.head
+        start = 0
+        for end, t in zip(self.read_ends, self.read_times, strict=True):
+            yield BodyChunk(self.body(start, end), t)
+            start = end
+        if self.error is not None:
+            yield self.error
 
     def save(self, path: Path) -> None:
         """Write the recording (FILE and FILE.timing.jsonl); raises OSError."""
         recorder = Recorder(path, self.source)
         try:
-            for item in self.items:
+            for item in self.items():
                 recorder.write(item)
         finally:
             recorder.close()
+
+    def close(self) -> None:
+        self._body.close()
 
 
 async def taped(items: AsyncIterator[SourceItem], tape: Tape) -> AsyncIterator[SourceItem]:
     async with aclosing(items):
         async for item in items:
-            tape.items.append(item)
+            tape.keep(item)
             yield item
 
 
 def source_items(
-    source: Source, record: Path | None, tape: Tape | None = None
+    source: Source,
+    record: Path | None,
+    tape: Tape | None = None,
+    idle_timeout: float | None = None,
 ) -> AsyncIterator[SourceItem]:
-    """The source's items, recorded to `record` when given (raises OSError if the
+    """The source's items, ended by an idle-timeout stop after `idle_timeout`
+    seconds without one, recorded to `record` when given (raises OSError if the
     recording cannot be opened) and kept on `tape` when given."""
     items = source.items()
+    if idle_timeout is not None:
+        items = idle_limited(items, idle_timeout)
     if tape is not None:
         items = taped(items, tape)
     if record is None:
@@ -104,37 +205,177 @@ def source_items(
     return recorded(items, Recorder(record, source.label))
 
 
-@dataclass(slots=True)
-class Timing:
-    """What a timing file says; empty for a bare body."""
-
-    request: dict[str, Any] | None = None
-    status: int = 200
-    content_type: str = "text/event-stream"
-    response_t: float | None = None
-    reads: list[dict[str, Any]] = field(default_factory=list)
+# -- reading a timing file ---------------------------------------------------------
 
 
-def read_timing(body_path: Path) -> Timing:
-    timing = Timing()
-    path = timing_path(body_path)
-    if not path.exists():
-        return timing
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line) if line.strip() else {}
+class RecordingError(ValueError):
+    """A recording that cannot be replayed; the message says where and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRead:
+    """One read of the body: it ended at byte `end` and arrived at `t`."""
+
+    end: int
+    t: float | None
+
+
+TimingRecord = RequestSent | ResponseHead | RecordedRead | TransportError
+
+
+def timing_records(file: IO[bytes], name: str) -> Iterator[TimingRecord]:
+    """What each line of the timing file `name` says, read one line at a time and
+    checked: raises RecordingError naming the first line that is not a record a
+    recorder writes. No line may be longer than MAX_TIMING_LINE, so a hostile
+    file cannot fill the memory."""
+    reader = _TimingReader()
+    number = 0
+    while raw := file.readline(MAX_TIMING_LINE + 1):
+        number += 1
+        try:
+            if len(raw) > MAX_TIMING_LINE:
+                raise RecordingError(f"longer than {MAX_TIMING_LINE} bytes")
+            record = None if raw.isspace() else reader.record(_json_object(raw))
+        except RecordingError as exc:
+            raise RecordingError(f"{name} line {number}: {exc}") from None
+        if record is not None:
+            yield record
+
+
+def _json_object(line: bytes) -> dict[str, Any]:
+    try:
+        value = loads(line)
+    except ValueError:  # also: not UTF-8, NaN or Infinity, too deep
+        raise RecordingError("not JSON") from None
+    if not isinstance(value, dict):
+        raise RecordingError("not a JSON object")
+    return value
+
+
+class _TimingReader:
+    """Checks records in order: reads never go back in offset or time."""
+
+    def __init__(self) -> None:
+        self.end = 0
+        self.t = 0.0
+        self.reading = False  # a read or stop came: the head is behind us
+
+    def record(self, record: dict[str, Any]) -> TimingRecord | None:
+        t = _seconds(record)
+        if "end" in record:
+            return self._read(record, t)
+        if "error" in record:
+            return self._stop(record, t)
+        if self.reading and ("status" in record or "request" in record):
+            raise RecordingError("the request or response head comes after the body")
+        if "status" in record:
+            return _head(record, t)
         if "request" in record:
-            timing.request = record["request"]
-        elif "status" in record:
-            timing.status = int(record["status"])
-            timing.content_type = str(record.get("content_type", ""))
-            timing.response_t = _time_or_none(record.get("t"))
-        elif "end" in record or "error" in record:
-            timing.reads.append(record)
-    return timing
+            return _request(record["request"])
+        if "format" in record:
+            _format(record["format"])
+            return None
+        raise RecordingError("not a recording line (no end, error, status, request or format)")
+
+    def _read(self, record: dict[str, Any], t: float | None) -> RecordedRead:
+        end = record["end"]
+        if not _is_int(end) or end < 0:
+            raise RecordingError(f"end {_shown(end)} is not a byte offset")
+        if end < self.end:
+            raise RecordingError(f"end {end} goes back before {self.end}")
+        self._advance(t)
+        self.end = end
+        return RecordedRead(end, t)
+
+    def _stop(self, record: dict[str, Any], t: float | None) -> TransportError:
+        message, kind = record["error"], record.get("kind", TRANSPORT)
+        if not isinstance(message, str):
+            raise RecordingError(f"error {_shown(message)} is not text")
+        if kind not in STOP_KINDS:
+            raise RecordingError(f"kind {_shown(kind)} is not one of {', '.join(STOP_KINDS)}")
+        self._advance(t)
+        return TransportError(message, self.t, kind)
+
+    def _advance(self, t: float | None) -> None:
+        self.reading = True
+        if t is None:
+            return
+        if t < self.t:
+            raise RecordingError(f"t {t:g} goes back before {self.t:g}")
+        self.t = t
 
 
-def _time_or_none(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _seconds(record: dict[str, Any]) -> float | None:
+    if "t" not in record:
+        return None
+    t = record["t"]
+    if not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t):
+        raise RecordingError(f"t {_shown(t)} is not a number of seconds")
+    if not 0 <= t <= MAX_RECORDED_SECONDS:
+        raise RecordingError(f"t {t:g} is outside 0..{MAX_RECORDED_SECONDS:g} seconds")
+    return float(t)
+
+
+def _head(record: dict[str, Any], t: float | None) -> ResponseHead:
+    status = record["status"]
+    if not _is_int(status) or not 100 <= status <= 999:
+        raise RecordingError(f"status {_shown(status)} is not an HTTP status")
+    headers = record.get("headers", {})
+    if not isinstance(headers, dict) or not all(
+        isinstance(value, str) for value in headers.values()
+    ):
+        raise RecordingError("headers are not an object of texts")
+    redirects = record.get("redirects", [])
+    if not isinstance(redirects, list) or not all(isinstance(url, str) for url in redirects):
+        raise RecordingError("redirects are not a list of URLs")
+    return ResponseHead(
+        status=status,
+        content_type=_text(record, "content_type"),
+        reason=_text(record, "reason"),
+        url=_text(record, "url"),
+        headers=safe_headers(headers),
+        redirects=tuple(redirects),
+        t=t,
+    )
+
+
+def _request(request: Any) -> RequestSent:
+    if not isinstance(request, dict):
+        raise RecordingError("request is not an object")
+    headers = request.get("headers", {})
+    body = request.get("body")
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise RecordingError("request headers are not an object of texts")
+    if body is not None and not isinstance(body, str):
+        raise RecordingError("request body is not text")
+    return RequestSent(
+        method=_text(request, "method"), url=_text(request, "url"), headers=headers, body=body
+    )
+
+
+def _format(value: Any) -> None:
+    if not isinstance(value, str) or not value.startswith(FORMAT_PREFIX):
+        raise RecordingError(f"format {_shown(value)} is not a toolstream recording")
+
+
+def _text(record: dict[str, Any], key: str) -> str:
+    value = record.get(key, "")
+    if not isinstance(value, str):
+        raise RecordingError(f"{key} {_shown(value)} is not text")
+    return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shown(value: Any) -> str:
+    """A value from a hostile file, short enough for one line."""
+    try:
+        text = json.dumps(value[:41] if isinstance(value, str) else value, ensure_ascii=True)
+    except (ValueError, TypeError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 class TapeSource:
@@ -145,5 +386,5 @@ class TapeSource:
         self.label = tape.source
 
     async def items(self) -> AsyncIterator[SourceItem]:
-        for item in list(self.tape.items):
+        for item in self.tape.items():
             yield item

@@ -1,13 +1,22 @@
-"""Replays a recorded body at its recorded pace scaled by `speed` (0 = as fast
-as possible), cut at the recorded read boundaries where they are known."""
+"""Replays a recording at its recorded pace scaled by `speed` (0 = as fast as
+possible), cut at the recorded read boundaries where they are known.
+
+The body and its timing file are read as the replay goes, a piece and a line at
+a time, so memory stays flat however large they are, and a limit that stops
+the stream stops the reading. Only regular files are read: a FIFO would block
+and a device (`/dev/zero`) never ends. A recording that cannot be read ends the
+replay with one line saying where and why."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import stat
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import IO
 
 from .base import (
+    UNREADABLE,
     BodyChunk,
     Clock,
     RequestSent,
@@ -16,10 +25,25 @@ from .base import (
     Stopwatch,
     TransportError,
     monotonic,
+    plain_reason,
 )
-from .recording import read_timing
+from .recording import (
+    RecordedRead,
+    RecordingError,
+    TimingRecord,
+    timing_path,
+    timing_records,
+)
 
-UNTIMED_READ = 64 * 1024
+READ_PIECE = 64 * 1024  # the most of the body held at once; also a bare body's read size
+SSE_TYPE = "text/event-stream"
+FILE_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 class ReplaySource:
@@ -28,44 +52,118 @@ class ReplaySource:
         self.speed = speed
         self.label = str(path)
         self._clock = clock
+        self._t = 0.0  # the latest recorded time
 
     async def items(self) -> AsyncIterator[SourceItem]:
         elapsed = Stopwatch(self._clock)
+        self._t = 0.0
+        replay = self._replay(elapsed)
         try:
-            body = self.path.read_bytes()
-            timing = read_timing(self.path)
-            request = RequestSent(**timing.request) if timing.request is not None else None
-        except (OSError, ValueError, TypeError) as exc:
-            yield TransportError(f"cannot read recording {self.path}: {exc}", elapsed())
+            async for item in replay:
+                yield item
+        except (OSError, RecordingError) as exc:
+            reason = plain_reason(exc) if isinstance(exc, OSError) else str(exc)
+            message = f"cannot read recording {self.path}: {reason}"
+            yield TransportError(message, self._t, UNREADABLE)
+        finally:
+            await replay.aclose()
+
+    async def _replay(self, elapsed: Stopwatch) -> AsyncIterator[SourceItem]:
+        with open_regular(self.path) as body:
+            timing = timing_path(self.path)
+            if not timing.exists():
+                async for item in self._bare(body, elapsed):
+                    yield item
+                return
+            with open_regular(timing, timing.name) as lines:
+                records = timing_records(lines, timing.name)
+                async for item in self._timed(body, records, elapsed):
+                    yield item
+
+    async def _bare(self, body: IO[bytes], elapsed: Stopwatch) -> AsyncIterator[SourceItem]:
+        """A body without a timing file: its type is not known (the session sniffs
+        it) and its reads are cut every READ_PIECE bytes."""
+        yield ResponseHead(status=200, content_type="")
+        data = body.read(READ_PIECE)
+        if not data:
+            yield TransportError(f"empty recording: {self.path}", 0.0, UNREADABLE)
             return
-        if request is not None:
-            yield request
-        yield ResponseHead(
-            status=timing.status, content_type=timing.content_type, t=timing.response_t
-        )
+        while data:
+            yield BodyChunk(data, elapsed())
+            data = body.read(READ_PIECE)
+
+    async def _timed(
+        self, body: IO[bytes], records: Iterator[TimingRecord], elapsed: Stopwatch
+    ) -> AsyncIterator[SourceItem]:
         # Recorded arrival times, not the replay's: timings and lanes show the
         # stream as it came from the provider, at any replay speed.
-        reads = timing.reads or [
-            {"end": min(end, len(body))}
-            for end in range(UNTIMED_READ, len(body) + UNTIMED_READ, UNTIMED_READ)
-        ]
-        start = 0
-        for read in reads:
-            recorded_t = read.get("t")
-            await self._wait_until(recorded_t, elapsed)
-            t = elapsed() if recorded_t is None else float(recorded_t)
-            if "error" in read:
-                yield TransportError(str(read["error"]), t)
+        opened, offset = False, 0
+        for record in records:
+            if opened and type(record) is RecordedRead and 0 <= record.end - offset <= READ_PIECE:
+                if record.t is not None:  # the usual read, in one piece: the fast way
+                    await self._wait_until(record.t, elapsed)
+                    self._t = record.t
+                data = body.read(record.end - offset)
+                offset += len(data)
+                yield BodyChunk(data, self._t)
+                continue
+            if isinstance(record, RequestSent):
+                yield record
+                continue
+            if isinstance(record, ResponseHead):
+                opened = True
+                yield record
+                continue
+            if not opened and isinstance(record, RecordedRead):
+                opened = True
+                yield ResponseHead(status=200, content_type=SSE_TYPE)
+            if record.t is not None:
+                await self._wait_until(record.t, elapsed)
+                self._t = record.t
+            if isinstance(record, TransportError):  # before a head: it never answered
+                yield record
                 return
-            end = int(read["end"])
-            yield BodyChunk(body[start:end], t)
-            start = end
-        if start < len(body):
-            yield BodyChunk(body[start:], elapsed())
+            for piece in read_pieces(body, record.end - offset):
+                offset += len(piece)
+                yield BodyChunk(piece, self._t)
+        if not opened:
+            yield ResponseHead(status=200, content_type=SSE_TYPE)
+        for piece in read_pieces(body, None):
+            if piece:
+                yield BodyChunk(piece, self._t)
 
-    async def _wait_until(self, recorded_t: float | None, elapsed: Stopwatch) -> None:
-        if self.speed <= 0 or recorded_t is None:
+    async def _wait_until(self, recorded_t: float, elapsed: Stopwatch) -> None:
+        if self.speed <= 0:
             return
-        delay = float(recorded_t) / self.speed - elapsed()
+        delay = recorded_t / self.speed - elapsed()
         if delay > 0:
             await asyncio.sleep(delay)
+
+
+def read_pieces(file: IO[bytes], size: int | None) -> Iterator[bytes]:
+    """The next `size` bytes of `file` (all the rest when None), READ_PIECE at a
+    time. Always one piece, empty at the end of the file or for an empty read,
+    so every recorded read keeps its arrival time."""
+    want = READ_PIECE if size is None else max(min(size, READ_PIECE), 0)
+    data = file.read(want) if want else b""
+    yield data
+    left = None if size is None else size - len(data)
+    while data and (left is None or left > 0):
+        data = file.read(READ_PIECE if left is None else min(left, READ_PIECE))
+        if data:
+            yield data
+        left = None if left is None else left - len(data)
+
+
+def open_regular(path: Path, name: str | None = None) -> IO[bytes]:
+    """`path` opened for reading, if it is a regular file; raises OSError or
+    RecordingError (a FIFO would block, a device never ends)."""
+    kind = FILE_KINDS.get(stat.S_IFMT(path.stat().st_mode))
+    if kind is not None:
+        raise RecordingError(f"{name + ' is ' if name else ''}{kind}, not a regular file")
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        if name is None:
+            raise
+        raise RecordingError(f"{name}: {exc.strerror or exc}") from None

@@ -2,8 +2,8 @@
 
 Every secret the request carries (auth headers, key-like query parameters) is
 replaced by `[REDACTED]` in the source label, error messages, recordings and
-the response bytes themselves (a server may echo a key back), before anything
-downstream sees them."""
+the response bytes themselves (a server or a model may echo a key back: see
+core/redact.py), before anything downstream sees them."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ from contextlib import aclosing
 from dataclasses import replace
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .base import BodyChunk, SourceItem, TransportError
+from ..core.redact import REDACTED, SecretPattern, SecretScrubber
+from .base import BodyChunk, ResponseHead, SourceItem, TransportError
 
-REDACTED = "[REDACTED]"
 ANTHROPIC_VERSION = "2023-06-01"
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
 )
+# Never kept from a response: a cookie is a credential too.
+PRIVATE_RESPONSE_HEADERS = SECRET_HEADERS | {"set-cookie", "set-cookie2"}
 SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
 WELL_KNOWN_KEYS = {"api.openai.com": "OPENAI_API_KEY", "api.anthropic.com": "ANTHROPIC_API_KEY"}
-MIN_SECRET = 4  # shorter values would redact ordinary text
 
 
 class MissingKey(Exception):
@@ -61,31 +62,46 @@ def secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
             scheme, _, credential = value.partition(" ")
             if credential and scheme.lower() in ("bearer", "basic", "token"):
                 found.append(credential)
-    for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+    for name, value in parse_qsl(_query(url), keep_blank_values=True):
         if name.lower() in SECRET_QUERY:
             found.append(value)
     return found
 
 
+def _query(url: str) -> str:
+    """The URL's query, also from a URL too broken for urlsplit (an unclosed `[`)."""
+    try:
+        return urlsplit(url).query
+    except ValueError:
+        return url.partition("#")[0].partition("?")[2]
+
+
+def safe_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers without credentials (auth headers, cookies): what may be kept."""
+    return {
+        name: value
+        for name, value in headers.items()
+        if name.lower() not in PRIVATE_RESPONSE_HEADERS
+    }
+
+
 class Redactor:
-    def __init__(self, secrets: Iterable[str]) -> None:
-        unique = {secret for secret in secrets if len(secret) >= MIN_SECRET}
-        self.secrets = sorted(unique, key=len, reverse=True)
-        self._secret_bytes = [secret.encode() for secret in self.secrets]
-        self.longest = max((len(secret) for secret in self._secret_bytes), default=0)
+    """Removes the request's secrets from everything a source yields."""
+
+    def __init__(self, secrets: Iterable[str], dialect: str | None = None) -> None:
+        self.pattern = SecretPattern(secrets)
+        self.secrets = self.pattern.secrets
+        self.dialect = dialect  # the shadow reading of the body uses the watch's dialect
 
     def text(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, REDACTED)
-        return text
-
-    def data(self, data: bytes) -> bytes:
-        for secret in self._secret_bytes:
-            data = data.replace(secret, REDACTED.encode())
-        return data
+        """`text` with every spelling of a secret (literal or JSON-escaped) replaced."""
+        return self.pattern.redact_text(text)
 
     def url(self, url: str) -> str:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError:  # too broken to take apart; its secrets are replaced all the same
+            return self.text(url)
         query = [
             (name, REDACTED if name.lower() in SECRET_QUERY else value)
             for name, value in parse_qsl(parts.query, keep_blank_values=True)
@@ -99,35 +115,34 @@ class Redactor:
             for name, value in headers.items()
         }
 
-    def _possible_secret_start(self, data: bytes) -> int:
-        """Length of the longest tail of `data` that begins some secret."""
-        for length in range(min(len(data), self.longest - 1), 0, -1):
-            tail = data[-length:]
-            if any(secret.startswith(tail) for secret in self._secret_bytes):
-                return length
-        return 0
+    def stream(self, items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+        """The items with every secret removed from the body (see core/redact.py:
+        whole, JSON-escaped, or cut across reads or across deltas) and from
+        messages. Without a secret, the items themselves: no cost per read."""
+        return self._scrubbed(items) if self.pattern else items
 
-    async def stream(self, items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
-        """The items with every secret removed from body bytes and messages. A read
-        that ends with the start of a secret holds those bytes back until the next
-        read, so a secret split across reads is caught too."""
-        held = b""
+    async def _scrubbed(self, items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+        scrubber: SecretScrubber | None = None
         last_t = 0.0
         async with aclosing(items):
             async for item in items:
-                if isinstance(item, BodyChunk):
-                    data = self.data(held + item.data)
-                    keep = self._possible_secret_start(data)
-                    held, ready = data[len(data) - keep :], data[: len(data) - keep]
+                if isinstance(item, ResponseHead):
+                    scrubber = SecretScrubber(self.secrets, self.dialect)
+                    scrubber.open(item.status, item.content_type)
+                elif isinstance(item, BodyChunk):
+                    if scrubber is None:  # a body without a head: read it as untyped
+                        scrubber = SecretScrubber(self.secrets, self.dialect)
+                        scrubber.open(200, "")
                     last_t = item.t
-                    if ready:
-                        yield replace(item, data=ready)
-                    continue
-                if held:
-                    yield BodyChunk(self.data(held), last_t)
-                    held = b""
+                    item = replace(item, data=scrubber.feed(item.data))  # every read keeps its time
+                elif scrubber is not None:
+                    rest, scrubber = scrubber.close(), None
+                    if rest:
+                        yield BodyChunk(rest, last_t)
                 if isinstance(item, TransportError):
                     item = replace(item, message=self.text(item.message))
                 yield item
-        if held:
-            yield BodyChunk(self.data(held), last_t)
+        if scrubber is not None:
+            rest = scrubber.close()
+            if rest:
+                yield BodyChunk(rest, last_t)

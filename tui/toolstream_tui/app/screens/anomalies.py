@@ -1,4 +1,6 @@
-"""Every deviation from the textbook stream, with where it happened."""
+"""Every deviation from the textbook stream, with where it happened. The table
+shows each detail on one line, cut with an ellipsis; the highlighted row's
+detail is shown whole below it."""
 
 from __future__ import annotations
 
@@ -12,6 +14,14 @@ from textual.widgets import DataTable, Footer, Static
 from ...core.events import Anomaly
 from ...core.visible import inert
 
+DETAIL_WIDTH = 60  # the detail column's width in the table (the whole detail is below)
+
+
+def one_line(text: str, width: int) -> Text:
+    shown = Text(inert(text), no_wrap=True, overflow="ellipsis")
+    shown.truncate(width, overflow="ellipsis")
+    return shown
+
 
 class AnomaliesScreen(ModalScreen[None]):
     DEFAULT_CSS = """
@@ -20,12 +30,16 @@ class AnomaliesScreen(ModalScreen[None]):
         width: 90%; height: 75%; border: round $warning; background: $surface; padding: 0 1;
     }
     AnomaliesScreen DataTable { height: 1fr; }
+    AnomaliesScreen #detail {
+        height: auto; max-height: 6; border-top: solid $warning; color: $text;
+    }
     """
     BINDINGS = [Binding("escape,q,a", "dismiss", "Close", id="anomalies.close")]
 
     def __init__(self, anomalies: list[Anomaly]) -> None:
         super().__init__()
         self.anomalies = anomalies
+        self.detail = Static(id="detail")
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -33,6 +47,7 @@ class AnomaliesScreen(ModalScreen[None]):
             if not self.anomalies:
                 yield Static(Text("The stream followed the textbook shape: no anomalies."))
             yield DataTable(zebra_stripes=True, cursor_type="row")
+            yield self.detail
         yield Footer()
 
     def on_mount(self) -> None:
@@ -44,11 +59,16 @@ class AnomaliesScreen(ModalScreen[None]):
                 "-" if anomaly.index is None else anomaly.index,
                 "-" if anomaly.event is None else anomaly.event,
                 anomaly.count,
-                Text(inert(anomaly.detail)),
+                one_line(anomaly.detail, DETAIL_WIDTH),
             )
             for anomaly in self.anomalies
         )
+        self.detail.display = bool(self.anomalies)
         table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        anomaly = self.anomalies[event.cursor_row]
+        self.detail.update(Text(f"{anomaly.kind}: {inert(anomaly.detail)}"))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -6,10 +6,9 @@ request was sent."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,10 +20,10 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from ...core.timing import Gap, gaps
+from ...core.fields import FieldTiming
+from ...core.timing import CallTiming, Gap, StreamTiming, TextRate, gaps
 from ...core.visible import inert
 
-Figures = tuple[dict[str, Any], dict[int, list[float]], list[float]]
 FOLLOW_SECONDS = 1.0
 BLOCKS = "▁▂▃▄▅▆▇█"
 LABEL_WIDTH = 18
@@ -32,16 +31,6 @@ MIN_STRIP_WIDTH = 10
 TICK_SPACING = 9  # columns between ticks at least, so labels like "12.5s" never touch
 MAX_FIELDS = 16  # per call: an object with thousands of keys must not flood the screen
 MAX_KEY_WIDTH = 24
-MILESTONES = (
-    ("response", "response head"),
-    ("first_byte", "first byte"),
-    ("first_text", "first text"),
-    ("first_tool_name", "first tool name"),
-    ("first_argument_byte", "first argument byte"),
-    ("first_usable_field", "first usable field"),
-    ("finish", "finish"),
-    ("last_byte", "last byte"),
-)
 STREAM_STYLE = "bright_blue"
 CALL_STYLE = "green"
 SILENCE_STYLE = "bold red"
@@ -49,6 +38,31 @@ BEFORE_STYLE = "dim"
 NAMED_STYLE = "bold yellow"
 FINISH_STYLE = "bold magenta"
 SILENCE_MARK, BEFORE_MARK, MARKER = "·", "─", "┃"
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineFigures:
+    """What the timeline draws: the stream's timing, and the arrival times of
+    every call's fragments (by call index) and of every read. The times are the
+    core's own arrays, not copies: they may grow after the figures are taken,
+    and only those up to the axis' end (the last time known then) are drawn."""
+
+    timing: StreamTiming
+    arrivals: Mapping[int, Sequence[float]]
+    reads: Sequence[float]
+
+
+def milestones(timing: StreamTiming) -> list[tuple[str, float | None]]:
+    return [
+        ("response head", timing.response),
+        ("first byte", timing.first_byte),
+        ("first text", timing.first_text),
+        ("first tool name", timing.first_tool_name),
+        ("first argument byte", timing.first_argument_byte),
+        ("first usable field", timing.first_usable_field),
+        ("finish", timing.finish),
+        ("last byte", timing.last_byte),
+    ]
 
 
 # -- bins: pure, linear in the number of times ------------------------------------
@@ -101,13 +115,13 @@ def silent_bins(silences: Iterable[Gap], start: float, end: float, width: int) -
     return silent
 
 
-def axis_end(timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]) -> float:
+def axis_end(figures: TimelineFigures) -> float:
     """The last time known (1 s when nothing is known or everything came at 0)."""
-    known: list[float | None] = [timing.get(key) for key, _ in MILESTONES]
-    known.append(max(reads, default=None))
-    known.extend(max(times, default=None) for times in arrivals.values())
-    for call in timing.get("calls", []):
-        known.extend((call.get("started"), call.get("named")))
+    known = [t for _, t in milestones(figures.timing)]
+    known.append(max(figures.reads, default=None))
+    known.extend(max(times, default=None) for times in figures.arrivals.values())
+    for call in figures.timing.calls:
+        known.extend((call.started, call.named))
     latest = max((t for t in known if t is not None), default=0.0)
     return latest if latest > 0 else 1.0
 
@@ -149,19 +163,19 @@ def seconds(t: float | None) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Strip:
+class ArrivalStrip:
     """One row of the chart: what arrived when, and what to mark."""
 
     label: Text
-    times: list[float]
+    times: Sequence[float]
     style: str
     begins: float | None  # bins before this are drawn as "not yet"
-    silences: list[Gap]
+    silences: Sequence[Gap]
     marker: float | None = None
     marker_style: str = ""
 
 
-def draw_strip(strip: Strip, end: float, width: int) -> Text:
+def draw_strip(strip: ArrivalStrip, end: float, width: int) -> Text:
     """The strip's cells: arrivals as a sparkline (a marker's bin in its style),
     then the marker, silences and the time before the strip began."""
     counts = bin_counts(strip.times, 0.0, end, width)
@@ -188,7 +202,7 @@ def draw_strip(strip: Strip, end: float, width: int) -> Text:
     return text
 
 
-def strip_row(strip: Strip, end: float, width: int) -> Text:
+def strip_row(strip: ArrivalStrip, end: float, width: int) -> Text:
     label = strip.label.copy()
     label.truncate(LABEL_WIDTH, overflow="ellipsis", pad=True)
     return Text.assemble(label, " ", draw_strip(strip, end, width - LABEL_WIDTH - 1))
@@ -244,14 +258,14 @@ def labelled(label: str, value: str) -> Text:
     return Text.assemble((label, "dim"), " ", (value, "bold"))
 
 
-def milestone_lines(timing: dict[str, Any], width: int) -> list[Text]:
-    items = [labelled(label, seconds(timing.get(key))) for key, label in MILESTONES]
+def milestone_lines(timing: StreamTiming, width: int) -> list[Text]:
+    items = [labelled(label, seconds(t)) for label, t in milestones(timing)]
     items[0] = Text.assemble(("request → ", "dim"), items[0])
     return columns(items, width)
 
 
-def text_rate(text: dict[str, Any]) -> Text:
-    deltas, spent, rate = text.get("deltas", 0), text.get("seconds"), text.get("deltas_per_second")
+def text_summary(text: TextRate) -> Text:
+    deltas, spent, rate = text.deltas, text.seconds, text.deltas_per_second
     if not deltas:
         return labelled("text", "none")
     summary = f"{deltas} delta{'s' if deltas != 1 else ''}"
@@ -260,15 +274,14 @@ def text_rate(text: dict[str, Any]) -> Text:
     return labelled("text", summary)
 
 
-def stall_summary(timing: dict[str, Any]) -> Text:
-    threshold, listed = timing["stall_threshold"], timing.get("stalls", [])
-    total = timing.get("stalls_total", len(listed))
-    summary = f"{total} over {threshold:g} s"
+def stall_summary(timing: StreamTiming) -> Text:
+    listed, total = timing.stalls, timing.stalls_total
+    summary = f"{total} over {timing.stall_threshold:g} s"
     if total > len(listed):
         summary += f" ({len(listed)} listed)"
     if listed:
-        longest = max(listed, key=lambda stall: stall["seconds"])
-        summary += f", longest {longest['seconds']:.3f} s from {longest['start']:.3f} s"
+        longest = max(listed, key=lambda stall: stall.seconds)
+        summary += f", longest {longest.seconds:.3f} s from {longest.start:.3f} s"
     text = labelled("stalls", summary)
     if total:
         text.stylize("red", len("stalls "))
@@ -289,40 +302,40 @@ def legend(threshold: float, end: float, strip_width: int) -> list[Text]:
     ]
 
 
-def call_label(call: dict[str, Any]) -> Text:
-    name = call.get("name")
+def call_label(call: CallTiming) -> Text:
+    name = call.name
     return Text.assemble(
-        (f"#{call['index']} ", "bold"), (inert(name), "bold") if name else ("?", "dim")
+        (f"#{call.index} ", "bold"), (inert(name), "bold") if name else ("?", "dim")
     )
 
 
-def call_details(call: dict[str, Any]) -> list[Text]:
-    count, gap_count = call.get("fragments", 0), call.get("gaps_total", 0)
+def call_details(call: CallTiming) -> list[Text]:
+    count, gap_count = call.fragments, call.gaps_total
     fragments = Text.assemble(("fragments ", "dim"), (str(count), "bold"))
     if count:
-        first, last = seconds(call.get("first_fragment")), seconds(call.get("last_fragment"))
+        first, last = seconds(call.first_fragment), seconds(call.last_fragment)
         fragments.append_text(Text.assemble((" from ", "dim"), (first, "bold")))
         fragments.append_text(Text.assemble((" to ", "dim"), (last, "bold")))
     return [
-        labelled("started", seconds(call.get("started"))),
+        labelled("started", seconds(call.started)),
         fragments,
         Text(f"{gap_count} gap{'s' if gap_count != 1 else ''}", "red" if gap_count else "dim"),
     ]
 
 
-def field_times(call: dict[str, Any]) -> list[Text]:
-    fields = call.get("fields", [])
+def field_times(call: CallTiming) -> list[Text]:
+    fields = call.fields
     items = [field_time(field) for field in fields[:MAX_FIELDS]]
     if len(fields) > MAX_FIELDS:
         items.append(Text(f"+{len(fields) - MAX_FIELDS} more fields", "dim"))
     return items
 
 
-def field_time(field: dict[str, Any]) -> Text:
-    key = Text(inert(field["key"]))
+def field_time(field: FieldTiming) -> Text:
+    key = Text(inert(field.key))
     key.truncate(MAX_KEY_WIDTH, overflow="ellipsis")
-    named, complete = field.get("named"), field.get("complete")
-    when = f"{'…' if named is None else f'{named:.2f}'}→"
+    named, complete = field.named, field.complete
+    when = f"{named:.2f}→"
     when += "…" if complete is None else f"{complete:.2f} s"
     return Text.assemble(key, " ", (when, "dim"))
 
@@ -366,34 +379,30 @@ class TimelineScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q,w", "dismiss", "Close", id="timeline.close")]
 
-    def __init__(self, figures: Callable[[], Figures], ended: Callable[[], bool]) -> None:
-        """`figures`: the report's timing, every call's arrival times and every read's,
-        as of now; `ended`: whether the stream is over (until then the screen
-        follows it, redrawn every FOLLOW_SECONDS: each redraw reads every arrival)."""
+    def __init__(self, figures: Callable[[], TimelineFigures], ended: Callable[[], bool]) -> None:
+        """`figures`: the stream's timing and arrival times as of now; `ended`:
+        whether the stream is over (until then the screen follows it, redrawn
+        every FOLLOW_SECONDS: each redraw reads every arrival)."""
         super().__init__()
         self._figures = figures
         self._ended = ended
         self._final = ended()
         self._follower: Timer | None = None
-        self.take(*figures())
+        self.take(figures())
 
-    def take(
-        self, timing: dict[str, Any], arrivals: dict[int, list[float]], reads: list[float]
-    ) -> None:
-        self.timing = timing
-        self.arrivals = arrivals
-        self.reads = reads
-        self.end = axis_end(timing, arrivals, reads)
-        self.threshold: float = timing["stall_threshold"]
+    def take(self, figures: TimelineFigures) -> None:
+        self.figures = figures
+        self.end = axis_end(figures)
+        self.threshold = figures.timing.stall_threshold
         # Silences do not depend on the width: found once, not on every resize.
         self.stream_strip = self.make_stream_strip()
-        self.call_strips = [self.make_call_strip(call) for call in timing.get("calls", [])]
+        self.call_strips = [self.make_call_strip(call) for call in self.figures.timing.calls]
 
     def follow(self) -> None:
         """Newer figures of a stream still arriving, drawn in place; once more after
         it has ended, then no more."""
         self._final = self._ended()
-        self.take(*self._figures())
+        self.take(self._figures())
         for chart in self.query(Chart):
             chart.redraw()
         if self._final and self._follower is not None:
@@ -416,9 +425,9 @@ class TimelineScreen(ModalScreen[None]):
         return max(width - LABEL_WIDTH - 1, MIN_STRIP_WIDTH)
 
     def summary_lines(self, width: int) -> list[Text]:
-        timing = self.timing
+        timing = self.figures.timing
         lines = milestone_lines(timing, width)
-        lines += flow([text_rate(timing.get("text", {})), stall_summary(timing)], width)
+        lines += flow([text_summary(timing.text), stall_summary(timing)], width)
         return lines + flow(legend(self.threshold, self.end, self.strip_width(width)), width)
 
     def axis_lines(self, width: int) -> list[Text]:
@@ -434,33 +443,33 @@ class TimelineScreen(ModalScreen[None]):
         strip_width = self.strip_width(width)
         indent = LABEL_WIDTH + 1
         lines: list[Text] = []
-        for call, strip in zip(self.timing.get("calls", []), self.call_strips, strict=True):
+        for call, strip in zip(self.figures.timing.calls, self.call_strips, strict=True):
             lines.append(strip_row(strip, self.end, indent + strip_width))
             lines += flow(call_details(call), indent + strip_width, indent, " · ")
             lines += flow(field_times(call), indent + strip_width, indent)
         return lines or [Text("no tool calls in this stream", "dim")]
 
-    def make_stream_strip(self) -> Strip:
-        response = self.timing.get("response")
-        return Strip(
+    def make_stream_strip(self) -> ArrivalStrip:
+        reads, timing = self.figures.reads, self.figures.timing
+        return ArrivalStrip(
             label=Text("stream (reads)", "bold"),
-            times=self.reads,
+            times=reads,
             style=STREAM_STYLE,
-            begins=response,
-            silences=gaps(self.reads, self.threshold, response),
-            marker=self.timing.get("finish"),
+            begins=timing.response,
+            silences=gaps(reads, self.threshold, timing.response),
+            marker=timing.finish,
             marker_style=FINISH_STYLE,
         )
 
-    def make_call_strip(self, call: dict[str, Any]) -> Strip:
-        times = self.arrivals.get(call["index"], [])
-        return Strip(
+    def make_call_strip(self, call: CallTiming) -> ArrivalStrip:
+        times = self.figures.arrivals.get(call.index, ())
+        return ArrivalStrip(
             label=call_label(call),
             times=times,
             style=CALL_STYLE,
-            begins=call.get("started"),
-            silences=gaps(times, self.threshold, call.get("started")),
-            marker=call.get("named"),
+            begins=call.started,
+            silences=gaps(times, self.threshold, call.started),
+            marker=call.named,
             marker_style=NAMED_STYLE,
         )
 

@@ -95,6 +95,17 @@ class ArgumentsTree(Tree[Any]):
         event.stop()
         self._populate(event.node, depth=EAGER_LEVELS)
 
+    def line_count(self) -> int:
+        """The lines the tree takes as it is expanded now (its lane sizes itself by it)."""
+        count = 0
+        pending = [self.root]
+        while pending:
+            node = pending.pop()
+            count += 1
+            if node.is_expanded:
+                pending.extend(node.children)
+        return count
+
     def plain_labels(self) -> list[str]:
         """Every populated node's label, depth-first (for tests)."""
         labels: list[str] = []

@@ -1,14 +1,14 @@
-"""Every SSE event as received: one line each, numbered, with its arrival time.
+"""Every SSE event as received, up to the display cursor: one line each,
+numbered, with its arrival time. By default a line shows the part of the event
+that changes (the delta); `v` shows the whole envelope.
 
-Lines are formatted only when they scroll into view, so the log costs nothing
-while hidden and opening it on 200k events costs what the screen shows. Data
-spanning several `data:` lines shows its line breaks as ␊; long lines scroll
-sideways.
+The lines come from the watch's `WireLog`, which decodes the tape again only
+while the log is open; a line is read and formatted only when it scrolls into
+view, so the log costs nothing while hidden and opening it on two million
+events costs what the screen shows.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
@@ -17,36 +17,22 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...core.events import WireComment, WireEvent
 from ...core.visible import inert
-from .wrapped_view import grow
+from ...core.wire import essence
+from ...wire_log import WireLine, WireLog
 
 PREFIX_WIDTH = 17  # "#12345  1234.567s "
+INDEX_BUDGET = 0.008  # seconds of decoding per display tick, so keys stay answered
 
 
-class Unterminated(NamedTuple):
-    text: str
-
-
-LogItem = WireEvent | WireComment | Unterminated
-
-
-def line_parts(item: LogItem) -> tuple[str, str, str]:
-    """The line for one item: its prefix, its text, and the style name of the text."""
-    if isinstance(item, WireEvent):
-        fields = f"event: {inert(item.event)} " if item.event else ""
-        return f"#{item.number:<6} {item.t:8.3f}s ", f"{fields}data: {inert(item.data)}", "data"
-    if isinstance(item, WireComment):
-        return f"{'':7} {item.t:8.3f}s ", f":{inert(item.text)}", "comment"
-    return f"{'unterminated':<17}", inert(item.text), "comment"
-
-
-def line_width(item: LogItem) -> int:
-    """The width of an item's line, for the horizontal scroll range."""
-    if isinstance(item, WireEvent):
-        return PREFIX_WIDTH + 14 + len(item.data) + len(item.event)
-    extra = PREFIX_WIDTH if isinstance(item, Unterminated) else PREFIX_WIDTH + 14
-    return extra + len(item.text)
+def line_parts(line: WireLine, envelope: bool) -> tuple[str, str, str]:
+    """The line for one event or comment: its prefix, its text, and the style
+    name of the text."""
+    if line.comment:
+        return f"{'':7} {line.t:8.3f}s ", f":{inert(line.data)}", "comment"
+    fields = f"event: {inert(line.event)} " if line.event else ""
+    data = line.data if envelope else essence(line.data)
+    return f"#{line.number:<6} {line.t:8.3f}s ", f"{fields}{inert(data)}", "data"
 
 
 class RawLog(ScrollView, can_focus=True):
@@ -60,45 +46,61 @@ class RawLog(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.border_title = Text("raw events")
-        self.items: list[LogItem] = []
-        self._widest = 0
-        self._measured = 0  # items whose width is in _widest; the rest wait until shown
-        self._changed = False
+        self.wire: WireLog | None = None
+        self.envelope = False
+        self.trailing = ""  # an unterminated last event, once the stream is over
+        self.lines = 0
+        self._title()
 
-    def add(self, item: WireEvent | WireComment) -> None:
-        self.items.append(item)
-        self._changed = True
+    def show(self, wire: WireLog, upto: int, *, complete: bool, trailing: str) -> None:
+        """The lines that had arrived by wire event `upto`, decoding more of the
+        tape if needed. `complete`: the tape will not grow; `trailing`: the text of
+        an event that never ended, shown last once the stream is over."""
+        if wire is not self.wire:
+            self.wire, self.lines, self.trailing = wire, 0, ""
+        if not wire.caught_up or complete:
+            wire.index(INDEX_BUDGET, complete=complete)
+        lines = wire.lines_upto(upto)
+        if (lines, trailing) == (self.lines, self.trailing):
+            return
+        self.lines, self.trailing = lines, trailing
+        self._title()
+        following = self.is_vertical_scroll_end
+        self.virtual_size = Size(PREFIX_WIDTH + wire.widest + 16, lines + bool(trailing))
+        self.refresh()
+        if following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
-    def add_trailing(self, text: str) -> None:
-        self.items.append(Unterminated(text))
-        self._changed = True
+    def toggle_envelope(self) -> None:
+        self.envelope = not self.envelope
+        self._title()
+        self.refresh()
 
-    def clear(self) -> None:
-        self.items = []
-        self._widest = self._measured = 0
-        self._changed = True
-        self.flush()
-
-    def flush(self) -> None:
-        if self._changed and self.display:
-            self._changed = False
-            widest = max(map(line_width, self.items[self._measured :]), default=0)
-            self._widest = max(self._widest, widest)
-            self._measured = len(self.items)
-            grow(self, Size(self._widest, len(self.items)))
+    def _title(self) -> None:
+        what = "whole events" if self.envelope else "deltas · v: whole events"
+        self.border_title = Text(f"raw events · {what}")
 
     def plain_lines(self) -> list[str]:
-        return ["".join(line_parts(item)[:2]) for item in self.items]
+        if self.wire is None:
+            return []
+        lines = [
+            "".join(line_parts(self.wire.line(n), self.envelope)[:2]) for n in range(self.lines)
+        ]
+        if self.trailing:
+            lines.append(f"{'unterminated':<17}{inert(self.trailing)}")
+        return lines
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         number = scroll_y + y
         base = self.rich_style
         width = self.size.width
-        if number >= len(self.items):
+        if self.wire is None or number > self.lines or (number == self.lines and not self.trailing):
             return Strip.blank(width, base)
-        prefix, text, kind = line_parts(self.items[number])
+        if number == self.lines:
+            prefix, text, kind = f"{'unterminated':<17}", inert(self.trailing), "comment"
+        else:
+            prefix, text, kind = line_parts(self.wire.line(number), self.envelope)
         segments = [
             Segment(prefix, base + self._style("number")),
             Segment(text, base + self._style(kind)),

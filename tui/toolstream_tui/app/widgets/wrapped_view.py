@@ -1,13 +1,16 @@
-"""A scrollable view of text that grows by appends.
+"""A scrollable view of text that only grows, drawn from its source.
 
-Lines are cut as text arrives (`WrappedLines`) and only the visible ones are
-rendered, so appending costs time proportional to what was appended and a
-screen refresh costs time proportional to the screen. Appends are collected and
-shown by `flush()`, which the app calls on its display tick; a hidden view
-(the raw log, a lane showing its tree) only wraps when it is shown again.
+The view keeps no copy of the text: `WrappedLines` remembers where lines start
+in a `TaggedText` (a call's fragments in the core, the text pane's runs), and
+only the lines in view are sliced, made inert and styled when drawn. Showing
+more text costs time proportional to what was added; a redraw costs time
+proportional to the screen. The scrollbar's gutter is always kept, so the width
+text is wrapped at is the width that is really free.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -15,83 +18,93 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..wrapped import Run, WrappedLines
+from ...core.surrogates import is_high_surrogate, is_low_surrogate, rejoin_pairs
+from ..wrapped import Run, TaggedText, WrappedLines
+
+MARK_TAG = -1
+BASE_TAG = -2
 
 
 class WrappedView(ScrollView, can_focus=False):
     DEFAULT_CSS = """
-    WrappedView { height: 1fr; }
+    WrappedView { height: 1fr; scrollbar-gutter: stable; overflow-x: hidden; }
     """
 
     def __init__(
-        self, *, word_wrap: bool = False, id: str | None = None, classes: str | None = None
+        self,
+        source: TaggedText,
+        *,
+        shown: Callable[[str], str],
+        word_wrap: bool = False,
+        newlines: bool = True,
+        id: str | None = None,
+        classes: str | None = None,
     ) -> None:
+        """`shown`: how text is drawn (it must keep its length, one character for
+        one). `newlines`: a newline breaks the line, else it is drawn."""
         super().__init__(id=id, classes=classes)
+        self.shown = shown
         self.word_wrap = word_wrap
-        self.runs: list[Run] = []
+        self.newlines = newlines
         self.mark: int | None = None
-        self._wrapped = WrappedLines(80, word_wrap=word_wrap, shown=self.shown)
-        self._wrapped_runs = 0
-        self._changed = False
+        self._lines = WrappedLines(source, 80, word_wrap=word_wrap, newlines=newlines)
         self._styles: dict[int, Style] = {}
 
     # -- content ------------------------------------------------------------
-    def append(self, text: str, tag: int = 0) -> None:
-        if text:
-            self.runs.append((text, tag))
-            self._changed = True
+    @property
+    def source(self) -> TaggedText:
+        return self._lines.source
 
-    def extend(self, runs: list[Run]) -> None:
-        if runs:
-            self.runs.extend(runs)
-            self._changed = True
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
 
-    def clear(self) -> None:
-        self.runs = []
-        self.mark = None
-        self._rewrap(self._wrapped.width)
-        self.flush()
+    @property
+    def shown_length(self) -> int:
+        return self._lines.length
 
-    def _rewrap(self, width: int) -> None:
-        self._wrapped = WrappedLines(width, word_wrap=self.word_wrap, shown=self.shown)
-        self._wrapped_runs = 0
-        self._changed = True
+    def show(self, source: TaggedText, length: int, mark: int | None = None) -> None:
+        """Show the first `length` characters of `source`, the character at `mark`
+        highlighted (a parse error's position)."""
+        if source is not self._lines.source or length < self._lines.length:
+            self._lines = self._new_lines(source, self._lines.width)
+        shown = self._lines.length
+        self._lines.extend_to(length)
+        if Size(self._lines.width, len(self._lines)) != self.virtual_size:
+            self._grow()
+        elif self._lines.length != shown or mark != self.mark:
+            self.refresh()
+        self.mark = mark
 
-    def _catch_up(self) -> None:
-        """Cut the runs appended since the last call into lines."""
-        self._wrapped.extend(self.runs[self._wrapped_runs :])
-        self._wrapped_runs = len(self.runs)
-
-    def shown(self, text: str) -> str:
-        """How appended text is drawn; must keep its length (offsets stay valid).
-        Applied when the text is first wrapped, so hidden views pay nothing."""
-        return text
-
-    def set_mark(self, offset: int | None) -> None:
-        """Highlight the character at `offset` (a parse-error position)."""
-        self.mark = offset
-        self._changed = True
+    def _new_lines(self, source: TaggedText, width: int) -> WrappedLines:
+        return WrappedLines(source, width, word_wrap=self.word_wrap, newlines=self.newlines)
 
     def plain_lines(self) -> list[str]:
-        self._catch_up()
-        return [self._wrapped.line_text(number) for number in range(len(self._wrapped))]
+        """The lines as drawn (for tests)."""
+        return [self.shown(self._lines.line_text(number)) for number in range(len(self._lines))]
 
-    def flush(self) -> None:
-        """Show what was appended since the last flush, following the end if the
-        view was at the end."""
-        if not self._changed or not self.display:
-            return
-        self._changed = False
-        self._catch_up()
-        grow(self, Size(self._wrapped.width, len(self._wrapped)))
+    def _grow(self) -> None:
+        """A new content size, following the end if the view was there."""
+        following = self.is_vertical_scroll_end
+        size = Size(self._lines.width, len(self._lines))
+        if size != self.virtual_size:
+            self.virtual_size = size
+        self.refresh()
+        if following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     # -- layout -------------------------------------------------------------
     def on_resize(self) -> None:
         width = max(1, self.scrollable_content_region.width)
-        if width == self._wrapped.width:
+        if width == self._lines.width:
             return
-        self._rewrap(width)
-        self.flush()
+        length = self._lines.length
+        self._lines = self._new_lines(self._lines.source, width)
+        self._lines.extend_to(length)
+        self._grow()
+
+    def wrap_width(self) -> int:
+        return self._lines.width
 
     # -- rendering ----------------------------------------------------------
     def tag_style(self, tag: int) -> Style:
@@ -109,9 +122,10 @@ class WrappedView(ScrollView, can_focus=False):
         number = scroll_y + y
         base = self._style(BASE_TAG)
         width = self.size.width
-        if number >= len(self._wrapped):
+        if number >= len(self._lines):
             return Strip.blank(width, base)
-        segments = [Segment(text, self._style(tag)) for text, tag in self._line_runs(number)]
+        shown = self.shown
+        segments = [Segment(shown(text), self._style(tag)) for text, tag in self._line_runs(number)]
         return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
 
     def _style(self, tag: int) -> Style:
@@ -123,31 +137,14 @@ class WrappedView(ScrollView, can_focus=False):
         return style
 
     def _line_runs(self, number: int) -> list[Run]:
-        runs = self._wrapped.line_runs(number)
+        runs = self._lines.line_runs(number)
         mark = self.mark
-        if mark is None or self._wrapped.line_of(mark) != number:
-            return runs
-        return _with_mark(runs, mark - self._wrapped.starts[number])
+        if mark is not None and self._lines.line_of(mark) == number:
+            runs = _with_mark(runs, mark - self._lines.starts[number])
+        return _pairs_rejoined(runs)
 
     def _style_for(self, tag: int) -> Style:
         return self.mark_style() if tag == MARK_TAG else self.tag_style(tag)
-
-
-def grow(view: ScrollView, size: Size) -> None:
-    """Give a scroll view a new content size, following the end if it was there.
-    Growing content changes nothing outside the view, so this skips the screen
-    layout that assigning `virtual_size` asks for (with 64 lanes, a reflow of
-    every lane on every tick) and updates the scrollbars as Textual does on resize."""
-    following = view.is_vertical_scroll_end
-    view.set_reactive(ScrollView.virtual_size, size)
-    view._scroll_update(size)
-    view.refresh()
-    if following:
-        view.scroll_end(animate=False, immediate=True, x_axis=False)
-
-
-MARK_TAG = -1
-BASE_TAG = -2
 
 
 def _with_mark(runs: list[Run], offset: int) -> list[Run]:
@@ -165,3 +162,16 @@ def _with_mark(runs: list[Run], offset: int) -> list[Run]:
     if offset >= position:
         marked.append(("◀", MARK_TAG))
     return [run for run in marked if run[0]]
+
+
+def _pairs_rejoined(runs: list[Run]) -> list[Run]:
+    """A UTF-16 pair cut between two fragments (or deltas) drawn as the one
+    character it encodes: the low half joins the run of its high half."""
+    joined: list[Run] = []
+    for text, tag in runs:
+        if joined and text and is_low_surrogate(text[0]) and is_high_surrogate(joined[-1][0][-1]):
+            joined[-1] = (joined[-1][0] + text[0], joined[-1][1])
+            text = text[1:]
+        if text:
+            joined.append((text, tag))
+    return [(rejoin_pairs(text), tag) for text, tag in joined]

@@ -1,0 +1,188 @@
+"""What the proxy's tests share: a proxy whose request log runs on an event loop of
+its own (as a UI's would), and a client transport that keeps every byte the SDKs
+read."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx2
+import uvicorn
+
+from toolstream_tui.proxy_log import Change, Listener, ProxyLog, RequestRecord
+from toolstream_tui.sources import Limits
+from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer, bind
+
+WAIT_S = 30.0
+
+
+class RunningProxy:
+    """A `ProxyServer` on 127.0.0.1 (a free port) whose `ProxyLog` runs on its own
+    thread and loop. `finished(n)` waits until n requests are over."""
+
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        listeners: tuple[Listener, ...] = (),
+        record_dir: Path | None = None,
+        keep: int = 200,
+        limits: Limits | None = None,
+        **config: Any,
+    ) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.warnings: list[str] = []
+        self.log = ProxyLog(limits, record_dir=record_dir, keep=keep, warn=self.warnings.append)
+        self.changes: list[tuple[int, Change]] = []
+        self._done: list[RequestRecord] = []
+        self._seen = 0  # requests that finished before the current test
+        self._condition = threading.Condition()
+        self.log.subscribe(self._on_change)
+        for listener in listeners:
+            self.log.subscribe(listener)
+        self.server = ProxyServer(ProxyConfig(upstream, port=0, **config), self.log.take, self.loop)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def _on_change(self, record: RequestRecord, change: Change) -> None:
+        with self._condition:
+            self.changes.append((record.id, change))
+            if change is Change.FINISHED:
+                self._done.append(record)
+                self._condition.notify_all()
+
+    def finished(self, count: int, timeout: float = WAIT_S) -> list[RequestRecord]:
+        """The first `count` requests to finish (since `fresh`), in that order."""
+        with self._condition:
+            total = self._seen + count
+            reached = self._condition.wait_for(lambda: len(self._done) >= total, timeout)
+            assert reached, f"only {len(self._done) - self._seen} of {count} requests finished"
+            return list(self._done[self._seen : total])
+
+    def fresh(self) -> RunningProxy:
+        """From here on, `finished` counts only new requests (a proxy shared by tests)."""
+        with self._condition:
+            self._seen = len(self._done)
+        return self
+
+    def __enter__(self) -> RunningProxy:
+        self._thread.start()
+        self.server.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.server.stop(force=True)
+        assert self.server.join(WAIT_S), "the proxy server did not stop"
+        asyncio.run_coroutine_threadsafe(self.log.wait_idle(), self.loop).result(WAIT_S)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(WAIT_S)
+        self.loop.close()
+
+
+class AsgiUpstream:
+    """An upstream of the test's own making: an ASGI app served by uvicorn on
+    127.0.0.1, for what the stub cannot show (that a request was closed)."""
+
+    def __init__(self, app: Any) -> None:
+        config = uvicorn.Config(app, http="h11", interface="asgi3", lifespan="off", log_config=None)
+        self.server = uvicorn.Server(config)
+        self.sock = bind("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self.server.serve(sockets=[self.sock])), daemon=True
+        )
+
+    def __enter__(self) -> AsgiUpstream:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = self.server.force_exit = True
+        self._thread.join(WAIT_S)
+
+
+# -- what an SDK read, byte for byte ------------------------------------------------
+
+
+class _Kept(httpx2.SyncByteStream):
+    def __init__(self, inner: Any, kept: bytearray) -> None:
+        self.inner = inner
+        self.kept = kept
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.inner:
+            self.kept += chunk
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _AsyncKept(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, kept: bytearray) -> None:
+        self.inner = inner
+        self.kept = kept
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.inner:
+            self.kept += chunk
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class KeepingTransport(httpx2.BaseTransport):
+    """The SDK's transport, keeping each response's body as it came off the wire
+    (before any decoding): `bodies[i]` is the i-th response's."""
+
+    def __init__(self) -> None:
+        self.inner = httpx2.HTTPTransport()
+        self.bodies: list[bytearray] = []
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = self.inner.handle_request(request)
+        kept = bytearray()
+        self.bodies.append(kept)
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_Kept(response.stream, kept),
+            extensions=response.extensions,
+        )
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class AsyncKeepingTransport(httpx2.AsyncBaseTransport):
+    def __init__(self) -> None:
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.bodies: list[bytearray] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        kept = bytearray()
+        self.bodies.append(kept)
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_AsyncKept(response.stream, kept),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

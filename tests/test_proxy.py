@@ -1,0 +1,514 @@
+"""The proxy over real loopback HTTP: what the client receives is what upstream
+sent, read by read; the core's copy is decoupled from it; secrets stay out of
+every record; bad input ends each request clearly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from proxying import WAIT_S, AsgiUpstream, RunningProxy
+from streaming import assert_close_timing, untimed
+
+from toolstream_stubs import StubServer, load_scenario
+from toolstream_stubs.faults import cut_offset
+from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.proxy_log import NOT_JSON, Change, RequestRecord, model_of
+from toolstream_tui.sources import Limits, pump
+from toolstream_tui.sources.base import BodyChunk, ResponseHead, TransportError
+from toolstream_tui.sources.forwarder import HOP_BY_HOP
+from toolstream_tui.sources.proxy import (
+    Exchange,
+    FrameReader,
+    Note,
+    TapEnd,
+    frame,
+    is_loopback,
+    parse_upstream,
+)
+from toolstream_tui.sources.replay import ReplaySource
+from toolstream_tui.sources.secrets import REDACTED
+
+WEATHER = load_scenario("weather")
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubServer]:
+    with StubServer("weather", speed=0) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def shared_proxy(stub: StubServer) -> Iterator[RunningProxy]:
+    with RunningProxy(stub.base_url) as running:
+        yield running
+
+
+@pytest.fixture
+def proxy(shared_proxy: RunningProxy) -> RunningProxy:
+    return shared_proxy.fresh()
+
+
+def client() -> httpx.Client:
+    return httpx.Client(timeout=WAIT_S, trust_env=False)
+
+
+def fetch(url: str, **options: Any) -> tuple[httpx.Response, bytes]:
+    """A request and its body as it came off the wire (not decoded)."""
+    with client() as http, http.stream(options.pop("method", "POST"), url, **options) as response:
+        return response, b"".join(response.iter_raw())
+
+
+def end_to_end_headers(response: httpx.Response) -> list[tuple[str, str]]:
+    return [
+        (name.lower(), value)
+        for name, value in response.headers.multi_items()
+        if name.lower() not in HOP_BY_HOP
+    ]
+
+
+# -- what the client receives -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/scenarios/weather/v1/chat/completions",
+        "/scenarios/weather/v1/chat/completions?fault=gzip",
+        "/scenarios/json-completion/v1/chat/completions",
+        "/scenarios/http-401/v1/chat/completions",
+        "/scenarios/weather/v1/chat/completions?fault=status&code=429&retry_after=7",
+    ],
+)
+def test_client_receives_upstreams_status_headers_and_bytes(
+    proxy: RunningProxy, stub: StubServer, path: str
+) -> None:
+    direct, direct_body = fetch(stub.base_url + path, content=b"{}")
+    proxied, proxied_body = fetch(proxy.url + path, content=b"{}")
+    assert proxied.status_code == direct.status_code
+    without_date = [(n, v) for n, v in end_to_end_headers(direct) if n != "date"]
+    assert [(n, v) for n, v in end_to_end_headers(proxied) if n != "date"] == without_date
+    assert proxied_body == direct_body
+    [record] = proxy.finished(1)
+    assert record.http_status == direct.status_code
+    assert record.forwarded_bytes == len(direct_body)
+
+
+def test_a_compressed_body_is_forwarded_compressed_and_read_decoded(proxy: RunningProxy) -> None:
+    response, body = fetch(proxy.url + "/scenarios/weather/v1/chat/completions?fault=gzip")
+    assert response.headers["content-encoding"] == "gzip"
+    assert body != WEATHER.rendered and httpx.Response(200, headers=response.headers, content=body)
+    [gzipped] = proxy.finished(1)
+    fetch(proxy.url + "/scenarios/weather/v1/chat/completions")
+    plain = proxy.finished(2)[1]
+    assert gzipped.bytes == len(WEATHER.rendered)
+    assert untimed(gzipped.summary())["tool_calls"] == untimed(plain.summary())["tool_calls"]
+    assert gzipped.state == plain.state == "finished"
+
+
+def test_each_read_reaches_the_client_before_upstream_writes_the_next() -> None:
+    """The stub writes event k only once the client has event k-1: a proxy that
+    held reads back (buffering) would leave both waiting."""
+    events = WEATHER.events
+    ends = [sum(len(e) for e in events[: k + 1]) for k in range(len(events))]
+    client_has = [threading.Event() for _ in events]
+    starved: list[int] = []
+
+    def write_when_client_has_the_previous(k: int) -> None:
+        if k > 0 and not client_has[k - 1].wait(10):
+            starved.append(k)
+
+    with (
+        StubServer("weather", speed=0, before_event=write_when_client_has_the_previous) as stub,
+        RunningProxy(stub.base_url) as proxy,
+        client() as http,
+        http.stream("POST", proxy.url + "/v1/chat/completions", content=b"{}") as response,
+    ):
+        received = b""
+        for chunk in response.iter_raw():
+            received += chunk
+            for k, end in enumerate(ends):
+                if len(received) >= end:
+                    client_has[k].set()
+        proxy.finished(1)
+    assert starved == []
+    assert received == WEATHER.rendered
+
+
+# -- the tee to the core never holds the client back ------------------------------
+
+
+def test_a_listener_that_raises_changes_nothing_for_the_client(stub: StubServer) -> None:
+    def broken(record: RequestRecord, change: Change) -> None:
+        raise RuntimeError("a view crashed")
+
+    with RunningProxy(stub.base_url, listeners=(broken,)) as proxy:
+        bodies = [fetch(proxy.url + "/v1/chat/completions", content=b"{}")[1] for _ in range(2)]
+        records = proxy.finished(2)
+    assert bodies == [WEATHER.rendered] * 2
+    assert [record.state for record in records] == ["finished", "finished"]
+    assert len(proxy.warnings) == 1 and "a view crashed" in proxy.warnings[0]
+
+
+def test_a_blocked_consumer_does_not_hold_back_the_client() -> None:
+    """The log's loop is stuck in a listener from the request's first change on,
+    while the stub only writes each event once the client has the one before: the
+    client still gets the whole stream, and the record catches up afterwards."""
+    release, blocked = threading.Event(), threading.Event()
+    events = WEATHER.events
+    ends = [sum(len(e) for e in events[: k + 1]) for k in range(len(events))]
+    client_has = [threading.Event() for _ in events]
+    starved: list[int] = []
+
+    def stuck(record: RequestRecord, change: Change) -> None:
+        if change is Change.ADDED:
+            blocked.set()
+            release.wait(WAIT_S)
+
+    def write_when_client_has_the_previous(k: int) -> None:
+        if k > 0 and not client_has[k - 1].wait(10):
+            starved.append(k)
+
+    with (
+        StubServer("weather", speed=0, before_event=write_when_client_has_the_previous) as stub,
+        RunningProxy(stub.base_url, listeners=(stuck,)) as proxy,
+    ):
+        with client() as http, http.stream("POST", proxy.url + "/v1/chat/completions") as response:
+            received = b""
+            for chunk in response.iter_raw():
+                received += chunk
+                for k, end in enumerate(ends):
+                    client_has[k].set() if len(received) >= end else None
+        assert blocked.is_set() and not release.is_set()  # the whole stream came meanwhile
+        release.set()
+        [record] = proxy.finished(1)
+    assert starved == [] and received == WEATHER.rendered
+    assert record.state == "finished" and record.bytes == len(received)
+
+
+def test_a_core_that_fails_does_not_cut_the_client(
+    proxy: RunningProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def feed_fails(self: StreamSession, chunk: bytes, t: float) -> list[Any]:
+        raise ValueError("the core broke")
+
+    monkeypatch.setattr(StreamSession, "feed", feed_fails)
+    _, body = fetch(proxy.url + "/v1/chat/completions")
+    [record] = proxy.finished(1)
+    assert body == WEATHER.rendered
+    assert record.forwarded_bytes == len(body)
+    assert any("the core broke" in note for note in record.notes)
+
+
+# -- secrets ------------------------------------------------------------------------
+
+SECRETS = {
+    "authorization": "Bearer sk-proxy-bearer-7a6b5c4d",
+    "x-api-key": "sk-proxy-xapi-1f2e3d4c",
+    "api-key": "azure-proxy-key-9e8d7c6b",
+}
+QUERY_KEY = "query-proxy-key-0a1b2c3d"
+SECRET_VALUES = ["sk-proxy-bearer-7a6b5c4d", "sk-proxy-xapi-1f2e3d4c", "azure-proxy-key-9e8d7c6b"]
+
+
+def test_secrets_go_upstream_and_nowhere_else(stub: StubServer, tmp_path: Path) -> None:
+    before = len(stub.requests)
+    path = f"/scenarios/http-401-echo/v1/chat/completions?key={QUERY_KEY}"
+    body = json.dumps({"model": "m", "note": "sk-proxy-xapi-1f2e3d4c"}).encode()
+    with RunningProxy(stub.base_url, record_dir=tmp_path) as proxy:
+        response, received = fetch(proxy.url + path, headers=SECRETS, content=body)
+        [record] = proxy.finished(1)
+    upstream = {k.lower(): v for k, v in stub.requests[before].headers.items()}
+    assert {name: upstream[name] for name in SECRETS} == SECRETS
+    assert QUERY_KEY in stub.requests[before].path
+    assert response.status_code == 401 and b"sk-proxy-bearer-7a6b5c4d" in received  # echoed
+    kept = json.dumps(record.summary()) + "".join(
+        path.read_text(encoding="utf-8", errors="replace") for path in tmp_path.iterdir()
+    )
+    for secret in [*SECRET_VALUES, QUERY_KEY]:
+        assert secret not in kept
+    assert REDACTED in record.path and REDACTED in record.summary()["error"]
+
+
+# -- bad input ----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_upstream_that_is_down_gets_the_client_a_502_and_the_row_says_why() -> None:
+    with RunningProxy(f"http://127.0.0.1:{free_port()}") as proxy:
+        response, body = fetch(proxy.url + "/v1/chat/completions", content=b"{}")
+        [record] = proxy.finished(1)
+    assert response.status_code == 502
+    assert response.headers["content-type"] == "application/json"
+    error = json.loads(body)["error"]
+    assert error["code"] == "upstream_unreachable" and "connection refused" in error["message"]
+    assert record.state == "error" and record.http_status is None
+    assert "connection refused" in record.summary()["error"]
+    assert any("502" in note for note in record.notes)
+
+
+def test_a_client_that_leaves_mid_stream_closes_the_upstream_request() -> None:
+    upstream_saw_it_closed = threading.Event()
+
+    async def one_event_then_wait(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        head = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": WEATHER.events[0], "more_body": True})
+        if (await receive())["type"] == "http.disconnect":
+            upstream_saw_it_closed.set()
+
+    with AsgiUpstream(one_event_then_wait) as upstream, RunningProxy(upstream.url) as proxy:
+        with client() as http, http.stream("POST", proxy.url + "/v1/chat/completions") as response:
+            first = next(response.iter_raw())
+        [record] = proxy.finished(1)
+        assert upstream_saw_it_closed.wait(WAIT_S)
+    assert first == WEATHER.events[0]
+    assert record.state == "truncated"
+    assert any("client disconnected" in note for note in record.notes)
+    assert "connection-lost" in record.anomalies
+
+
+def test_an_upstream_reset_cuts_the_client_where_it_cut_the_proxy(proxy: RunningProxy) -> None:
+    received = b""
+    with (
+        pytest.raises(httpx.HTTPError),
+        client() as http,
+        http.stream("POST", proxy.url + "/v1/chat/completions?fault=reset&at=3") as response,
+    ):
+        for chunk in response.iter_raw():
+            received += chunk
+    [record] = proxy.finished(1)
+    assert received == WEATHER.rendered[: cut_offset(WEATHER, 3)]
+    assert record.state == "truncated" and "connection-lost" in record.anomalies
+    assert record.forwarded_bytes == record.bytes == len(received)
+
+
+def test_a_request_body_that_is_not_json_is_forwarded_as_is(
+    proxy: RunningProxy, stub: StubServer
+) -> None:
+    before = len(stub.requests)
+    _, body = fetch(proxy.url + "/v1/chat/completions", content=b"\x00not {json")
+    [record] = proxy.finished(1)
+    assert stub.requests[before].body == b"\x00not {json"
+    assert body == WEATHER.rendered
+    assert record.notes == [NOT_JSON] and record.model is None
+    assert record.state == "finished"
+
+
+def test_a_request_body_over_the_limit_is_refused_and_not_forwarded(stub: StubServer) -> None:
+    before = len(stub.requests)
+    with RunningProxy(stub.base_url, max_request_bytes=1000) as proxy:
+        response, body = fetch(proxy.url + "/v1/chat/completions", content=b"x" * 5000)
+        [record] = proxy.finished(1)
+    assert response.status_code == 413
+    assert json.loads(body)["error"]["code"] == "request_too_large"
+    assert len(stub.requests) == before
+    assert record.state == "error" and "--max-request-bytes" in record.summary()["error"]
+
+
+@pytest.mark.parametrize("size", [8 << 10, 1 << 20])
+def test_headers_over_the_limit_are_refused(stub: StubServer, size: int) -> None:
+    """Over the limit, whether the head arrives whole (the proxy answers 431) or in
+    pieces (uvicorn's h11 stops reading it: 400, and closes while the client may
+    still be sending, which the client can see as a reset)."""
+    before = len(stub.requests)
+    with RunningProxy(stub.base_url, max_header_bytes=4096) as proxy:
+        try:
+            response, _ = fetch(proxy.url + "/v1/chat/completions", headers={"x-big": "y" * size})
+            status = response.status_code
+        except httpx.TransportError:
+            status = None
+    assert status == 431 if size < 64 << 10 else status in (400, None)
+    assert len(stub.requests) == before
+
+
+def test_a_target_naming_another_host_is_refused(proxy: RunningProxy, stub: StubServer) -> None:
+    before = len(stub.requests)
+    host, port = proxy.server.config.host, proxy.server.port
+    with socket.create_connection((host, port), timeout=WAIT_S) as sock:
+        sock.sendall(b"GET http://example.invalid/v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        status_line = sock.makefile("rb").readline()
+    [record] = proxy.finished(1)
+    assert status_line.split()[1] == b"400"
+    assert len(stub.requests) == before
+    assert record.state == "error"
+
+
+def test_an_idle_timeout_cuts_a_silent_upstream(stub: StubServer) -> None:
+    with RunningProxy(stub.base_url, idle_timeout=0.2) as proxy:
+        with pytest.raises(httpx.HTTPError):
+            fetch(proxy.url + "/v1/chat/completions?fault=stall&at=2&seconds=30")
+        [record] = proxy.finished(1)
+    assert record.state == "truncated"
+    assert "--idle-timeout" in " ".join(a.detail for a in record.session.state.anomalies)
+
+
+def test_a_size_limit_stops_the_core_but_never_the_client(stub: StubServer) -> None:
+    with RunningProxy(stub.base_url, limits=Limits(max_bytes=100)) as proxy:
+        _, body = fetch(proxy.url + "/v1/chat/completions")
+        [record] = proxy.finished(1)
+    assert body == WEATHER.rendered
+    assert record.bytes == 100 and record.forwarded_bytes == len(body)
+    assert "limit-reached" in record.anomalies and record.duration is not None
+
+
+# -- the log ------------------------------------------------------------------------
+
+
+def test_keep_forgets_the_oldest_finished_requests_but_not_their_recordings(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    with RunningProxy(stub.base_url, keep=2, record_dir=tmp_path) as proxy:
+        for _ in range(4):
+            fetch(proxy.url + "/v1/chat/completions")
+            proxy.finished(1)
+        records = proxy.finished(4)
+        kept = sorted(proxy.log.records)
+        changes = list(proxy.changes)
+    assert kept == [records[2].id, records[3].id]
+    assert [i for i, change in changes if change is Change.DROPPED] == [
+        records[0].id,
+        records[1].id,
+    ]
+    assert all(record.recording is not None and record.recording.exists() for record in records)
+
+
+def test_a_record_reads_live_fields_as_the_response_streams() -> None:
+    record_seen: dict[str, Any] = {}
+
+    def first_update(record: RequestRecord, change: Change) -> None:
+        if change is Change.UPDATED and not record_seen:
+            record_seen.update(state=record.state, over=record.over, elapsed=record.elapsed())
+
+    with (
+        StubServer("weather", speed=1, delay_ms=5) as stub,
+        RunningProxy(stub.base_url, listeners=(first_update,)) as proxy,
+    ):
+        fetch(proxy.url + "/v1/chat/completions", content=b'{"model": "gpt-x"}')
+        [record] = proxy.finished(1)
+    assert record_seen["state"] == "streaming" and record_seen["over"] is False
+    assert record_seen["elapsed"] >= 0
+    assert (record.method, record.path, record.model) == ("POST", "/v1/chat/completions", "gpt-x")
+    assert (record.dialect, record.http_status, record.calls) == ("openai-chat", 200, 1)
+    assert record.state == "finished" and record.over and record.duration is not None
+    assert record.elapsed() == record.duration
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (None, (None, True)),
+        ('{"model": "gpt-x"}', ("gpt-x", True)),
+        ('{"model": 5}', (None, True)),
+        ("[1]", (None, True)),
+        ("not json", (None, False)),
+    ],
+)
+def test_model_of_a_request_body(body: str | None, expected: tuple[str | None, bool]) -> None:
+    assert model_of(body) == expected
+
+
+# -- recordings ----------------------------------------------------------------------
+
+
+async def replayed_report(path: Path) -> dict[str, Any]:
+    session = StreamSession(str(path))
+    await pump(ReplaySource(path, speed=0).items(), session, lambda events: None)
+    return build_report(session.state)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/scenarios/demo/v1/chat/completions",
+        "/scenarios/weather/v1/chat/completions?fault=gzip",
+        "/scenarios/json-completion/v1/chat/completions",
+        "/scenarios/anthropic-parallel/v1/messages",
+        "/scenarios/weather/v1/chat/completions?fault=reset&at=4",
+        "/scenarios/http-401/v1/chat/completions",
+    ],
+)
+def test_a_recording_replays_to_the_same_report(
+    stub: StubServer, tmp_path: Path, path: str
+) -> None:
+    with RunningProxy(stub.base_url, record_dir=tmp_path) as proxy:
+        with contextlib.suppress(httpx.HTTPError):  # the reset
+            fetch(proxy.url + path, content=b'{"model": "m"}')
+        [record] = proxy.finished(1)
+    assert record.recording is not None
+    live = record.summary()
+    replayed = asyncio.run(replayed_report(record.recording))
+    assert {**untimed(replayed), "source": None} == {
+        key: value for key, value in {**untimed(live), "source": None}.items() if key in replayed
+    }
+    assert_close_timing(replayed["timing"], live["timing"])
+
+
+# -- the pipe from the forwarding process -------------------------------------------
+
+
+async def test_frames_come_back_whole_however_the_pipe_cuts_them() -> None:
+    items = [
+        (1, Exchange("POST", "/v1/x", "http://h/v1/x", {"a": "b"}, b"{}", 1.5, 2.5)),
+        (1, ResponseHead(200, "text/event-stream", headers={"x": "y"}, t=0.01)),
+        (1, BodyChunk(b"data: \xe4\xb8\xad\n\n", 0.25)),
+        (2, BodyChunk(b"", 0.0)),
+        (1, Note("a note")),
+        (2, TransportError("reset", 0.5)),
+        (1, TapEnd(0.75, 12)),
+    ]
+    wire = b"".join(frame(request_id, item) for request_id, item in items)
+    for step in (1, 2, 5, 17, len(wire)):
+        received: list[tuple[int, Any]] = []
+        reader = FrameReader(
+            lambda request_id, item, kept=received: kept.append((request_id, item))
+        )
+        for start in range(0, len(wire), step):
+            reader.data_received(wire[start : start + step])
+        assert received == items, step
+
+
+# -- arguments -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host, loopback",
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.4", False),
+        ("example.com", False),
+    ],
+)
+def test_loopback_addresses(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize(
+    "upstream",
+    ["ftp://example.com", "api.openai.com", "https://api.openai.com/v1?key=x", "http://"],
+)
+def test_unusable_upstreams_are_refused(upstream: str) -> None:
+    with pytest.raises(ValueError, match="--upstream"):
+        parse_upstream(upstream)

@@ -1,0 +1,212 @@
+"""The proxy's request list: requests an agent sends appear live, newest first;
+Enter opens one in the stream view, Escape comes back; the list filters by
+anomalies and follows the newest. Driven with Pilot, against a real proxy and
+the stub server on 127.0.0.1, and as pictures of a list made of known requests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from textual.pilot import Pilot
+
+from conftest import SETTLE_TIMEOUT
+from toolstream_stubs import StubServer, load_scenario
+from toolstream_tui.app.proxy_app import ProxyApp, RequestListScreen
+from toolstream_tui.app.stream_screen import StreamScreen
+from toolstream_tui.core import StreamSession
+from toolstream_tui.options import WatchOptions
+from toolstream_tui.proxy_log import ProxyLog, RequestRecord
+from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer
+
+SIZE = (170, 30)
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubServer]:
+    with StubServer("weather", speed=0) as server:
+        yield server
+
+
+async def until(condition: Callable[[], bool], pilot: Pilot[Any]) -> None:
+    """Wait for `condition` (the deadline only catches a hang; see conftest)."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        await pilot.pause(0.02)
+
+
+async def post(url: str, body: bytes = b"{}") -> bytes:
+    async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
+        response = await client.post(url, content=body)
+        return response.content
+
+
+async def test_requests_appear_live_and_open_in_the_stream_view(stub: StubServer) -> None:
+    log = ProxyLog(tapes=True)
+    server = ProxyServer(
+        ProxyConfig(stub.base_url, port=0), log.take, asyncio.get_running_loop()
+    ).start()
+    app = ProxyApp(log, server.url, stub.base_url)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.requests
+            assert screen.empty.display, "no requests yet: says where to point the agent"
+            weather = load_scenario("weather")
+            body = await post(server.url + "/scenarios/weather/v1/chat/completions")
+            assert body == weather.rendered, "the client gets upstream's bytes"
+            await post(server.url + "/scenarios/name-repeated/v1/chat/completions")
+            await until(lambda: log.finished_count == 2, pilot)
+            await pilot.pause(0.3)  # the list redraws four times a second
+            assert screen.table.ids == [2, 1], "newest first"
+            assert screen.selected == 2, "following the newest"
+            row, _tone = screen.table.row(1)
+            assert "POST /scenarios/weather/v1/chat/completions" in row
+            assert "openai-chat" in row and "200" in row and "finished" in row
+            await pilot.press("a")
+            assert screen.table.ids == [2], "only the request with anomalies"
+            await pilot.press("a", "down")
+            assert screen.selected == 1 and not screen.follow
+            await pilot.press("enter")
+            stream = app.screen
+            assert isinstance(stream, StreamScreen)
+            await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+            assert stream.lanes.lanes[0].view.state == "parsed"
+            assert stream.status_bar.view.state == "finished"
+            await pilot.press("l")
+            await pilot.pause()
+            assert any(line.startswith("#1") for line in stream.raw_log.plain_lines())
+            await pilot.press("escape")
+            assert app.screen is screen
+    finally:
+        server.stop(force=True)
+        await asyncio.to_thread(server.join, 30)
+        await log.wait_idle()
+
+
+async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None:
+    """Opened mid-stream, a request's view grows as its response arrives."""
+    gate = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def before_event(index: int) -> None:
+        if index == 4:
+            asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(60)
+
+    with StubServer("weather", speed=0, before_event=before_event) as held:
+        log = ProxyLog(tapes=True)
+        server = ProxyServer(ProxyConfig(held.base_url, port=0), log.take, loop).start()
+        app = ProxyApp(log, server.url, held.base_url)
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                sent = asyncio.ensure_future(post(server.url + "/v1/chat/completions"))
+                await until(lambda: bool(log.records), pilot)
+                record = log.records[1]
+                await until(lambda: record.session.state.events >= 4, pilot)
+                await pilot.pause(0.3)
+                assert "streaming" in app.requests.table.row(1)[0]
+                await pilot.press("enter")
+                stream = app.screen
+                assert isinstance(stream, StreamScreen)
+                await pilot.pause()
+                assert stream.lanes.lanes[0].view.state == "streaming"
+                gate.set()
+                await sent
+                await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+                assert stream.lanes.lanes[0].view.state == "parsed"
+        finally:
+            gate.set()
+            server.stop(force=True)
+            await asyncio.to_thread(server.join, 30)
+            await log.wait_idle()
+
+
+# -- pictures of a list of known requests -----------------------------------------------
+
+STARTED_AT = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
+
+
+def known_record(number: int, scenario: str, path: str, model: str | None) -> RequestRecord:
+    loaded = load_scenario(scenario)
+    session = StreamSession(f"https://api.example.com{path}", live=False)
+    session.open(loaded.status, loaded.content_type, t=0.01)
+    session.feed(loaded.rendered, 0.05 * number)
+    session.close(0.05 * number)
+    return RequestRecord(
+        id=number,
+        method="POST",
+        path=path,
+        started_at=STARTED_AT + number * 1.25,
+        started=100.0 + number,
+        session=session,
+        model=model,
+        forwarded_bytes=len(loaded.rendered),
+        duration=0.05 * number,
+        over=True,
+    )
+
+
+def known_app() -> ProxyApp:
+    log = ProxyLog()
+    requests = [
+        ("weather", "/v1/chat/completions", "gpt-4o"),
+        ("anthropic-parallel", "/v1/messages", "claude-sonnet-4"),
+        ("name-repeated", "/v1/chat/completions", "gpt-4o-mini"),
+        ("responses-interleaved", "/v1/responses", "gpt-4.1"),
+        ("http-401", "/v1/chat/completions", "gpt-4o"),
+        ("truncated", "/v1/chat/completions", None),
+    ]
+    for number, (scenario, path, model) in enumerate(requests, start=1):
+        log.records[number] = known_record(number, scenario, path, model)
+    app = ProxyApp(
+        log,
+        "http://127.0.0.1:8787",
+        "https://api.openai.com",
+        options=WatchOptions(clock=lambda: 110.0),
+    )
+    app.animation_level = "none"
+    return app
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+async def drawn(pilot: Pilot[Any]) -> None:
+    screen = pilot.app.screen
+    assert isinstance(screen, RequestListScreen)
+    screen.draw()
+    await pilot.pause()
+
+
+def test_the_request_list(snap_compare: Any, utc: None) -> None:
+    """Six requests through the proxy, newest first: the time each started, method
+    and path, model, dialect, HTTP status, state (finished in green, the one with
+    anomalies in bold yellow, error and truncated in red), calls, anomaly counts,
+    duration and bytes; the newest selected; the status line says where the proxy
+    listens and what it forwards to."""
+    assert snap_compare(known_app(), terminal_size=(150, 16), run_before=drawn)
+
+
+def test_a_request_opened_from_the_list(snap_compare: Any, utc: None) -> None:
+    """Request 2 (Anthropic, two parallel calls) opened from the list: the stream
+    view with its lanes as trees and Escape in the footer to go back."""
+
+    async def opened(pilot: Pilot[Any]) -> None:
+        await drawn(pilot)
+        await pilot.press("down", "down", "down", "down", "enter")
+        screen = pilot.app.screen
+        assert isinstance(screen, StreamScreen)
+        await asyncio.wait_for(screen.settled_event.wait(), SETTLE_TIMEOUT)
+        await pilot.pause()
+
+    assert snap_compare(known_app(), terminal_size=(120, 30), run_before=opened)

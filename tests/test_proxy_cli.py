@@ -1,0 +1,214 @@
+"""`toolstream-tui proxy` as a user runs it: a subprocess on a free loopback port,
+a JSON line per finished request, exit codes at shutdown, recordings the rest of
+the tool reads."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from proxying import WAIT_S
+from streaming import untimed
+
+from conftest import CliRunner, console_script
+from toolstream_stubs import StubServer
+from toolstream_tui.sources.proxy import bind
+
+LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubServer]:
+    with StubServer("weather", speed=0) as server:
+        yield server
+
+
+@dataclass
+class ProxyProcess:
+    process: subprocess.Popen[str]
+    url: str
+    stderr_head: list[str] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+
+    def send(self, path: str, **options: Any) -> httpx.Response:
+        with httpx.Client(timeout=WAIT_S, trust_env=False) as http:
+            return http.request(options.pop("method", "POST"), self.url + path, **options)
+
+    def wait(self) -> int:
+        self.stdout, rest = self.process.communicate(timeout=WAIT_S)
+        self.stderr = "".join(self.stderr_head) + rest
+        return self.process.returncode
+
+    @property
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines()]
+
+
+@contextmanager
+def proxy_process(*args: str) -> Iterator[ProxyProcess]:
+    command = [console_script("toolstream-tui"), "proxy", "--listen", "127.0.0.1:0", *args]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8"
+    )
+    assert process.stderr is not None
+    head: list[str] = []
+    try:
+        while not (found := LISTENING.search(head[-1] if head else "")):
+            line = process.stderr.readline()
+            assert line, f"the proxy ended before listening: {''.join(head)}"
+            head.append(line)
+        yield ProxyProcess(process, found.group(1), head)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def test_exit_after_with_fail_on_exits_3_and_prints_a_line_per_request(stub: StubServer) -> None:
+    with proxy_process(
+        "--upstream", stub.base_url, "--headless", "--exit-after", "2", "--fail-on", "name-repeated"
+    ) as proxy:
+        proxy.send("/scenarios/name-repeated/v1/chat/completions", content=b'{"model": "a"}')
+        proxy.send("/scenarios/weather/v1/chat/completions", content=b'{"model": "b"}')
+        code = proxy.wait()
+    assert code == 3, proxy.stderr
+    assert [(line["model"], line["method"], line["status"]) for line in proxy.lines] == [
+        ("a", "POST", "finished"),
+        ("b", "POST", "finished"),
+    ]
+    assert proxy.lines[0]["path"] == "/scenarios/name-repeated/v1/chat/completions"
+    assert proxy.lines[0]["http_status"] == 200 and proxy.lines[0]["duration"] >= 0
+    assert "request 1: --fail-on: name-repeated" in proxy.stderr
+    assert "stopped after 2 requests, 1 with an anomaly named by --fail-on" in proxy.stderr
+    assert "Traceback" not in proxy.stderr
+
+
+def test_fail_on_without_such_anomalies_exits_0(stub: StubServer) -> None:
+    with proxy_process(
+        "--upstream", stub.base_url, "--headless", "--exit-after", "1", "--fail-on", "any"
+    ) as proxy:
+        proxy.send("/scenarios/weather/v1/chat/completions")
+        assert proxy.wait() == 0, proxy.stderr
+    assert len(proxy.lines) == 1
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_proxy_cleanly(stub: StubServer, sent: signal.Signals) -> None:
+    with proxy_process("--upstream", stub.base_url, "--headless") as proxy:
+        proxy.send("/v1/chat/completions")
+        # The line is printed once the request is over; wait for it before the signal.
+        assert proxy.process.stdout is not None
+        first = proxy.process.stdout.readline()
+        proxy.process.send_signal(sent)
+        code = proxy.wait()
+    assert code == 0, proxy.stderr
+    assert json.loads(first)["status"] == "finished"
+    assert "stopped after 1 request" in proxy.stderr
+    assert "Traceback" not in proxy.stderr
+
+
+def test_without_a_terminal_the_request_list_says_to_add_headless(stub: StubServer) -> None:
+    """Piped or under a job runner, the request list cannot draw: one line, exit 2,
+    before anything listens."""
+    result = subprocess.run(
+        [console_script("toolstream-tui"), "proxy", "--upstream", stub.base_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "add --headless" in result.stderr and "listening" not in result.stderr
+
+
+def test_secrets_reach_neither_stdout_stderr_nor_recordings(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    secrets = ["sk-cli-bearer-8b7a6c5d", "sk-cli-xapi-2c3d4e5f", "cli-query-key-6e7f8a9b"]
+    headers = {"Authorization": f"Bearer {secrets[0]}", "x-api-key": secrets[1]}
+    with proxy_process(
+        "--upstream",
+        stub.base_url,
+        "--headless",
+        "--exit-after",
+        "2",
+        "--record-dir",
+        str(tmp_path),
+    ) as proxy:
+        echoed = proxy.send(
+            f"/scenarios/http-401-echo/v1/chat/completions?key={secrets[2]}", headers=headers
+        )
+        proxy.send(
+            "/v1/chat/completions", headers=headers, content=b'{"note": "sk-cli-xapi-2c3d4e5f"}'
+        )
+        assert proxy.wait() == 0, proxy.stderr
+    assert secrets[0] in echoed.text  # the client gets its own key back, untouched
+    written = "".join(p.read_text(encoding="utf-8", errors="replace") for p in tmp_path.iterdir())
+    assert len(list(tmp_path.iterdir())) == 4
+    for secret in secrets:
+        assert secret not in proxy.stdout + proxy.stderr + written
+
+
+def test_recordings_replay_and_diff_like_any_other(
+    stub: StubServer, tmp_path: Path, cli: CliRunner
+) -> None:
+    with proxy_process(
+        "--upstream",
+        stub.base_url,
+        "--headless",
+        "--exit-after",
+        "2",
+        "--record-dir",
+        str(tmp_path),
+    ) as proxy:
+        for _ in range(2):
+            proxy.send("/scenarios/demo/v1/chat/completions", content=b"{}")
+        assert proxy.wait() == 0, proxy.stderr
+    first, second = (Path(line["recording"]) for line in proxy.lines)
+    replayed = cli("--headless", "--replay", str(first), "--speed", "0")
+    assert replayed.returncode == 0, replayed.stderr
+    report = json.loads(replayed.stdout)
+    line = proxy.lines[0]
+    assert {**untimed(report), "source": None} == {
+        key: value for key, value in {**untimed(line), "source": None}.items() if key in report
+    }
+    compared = cli("diff", str(first), str(second), "--headless")
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--upstream", "ftp://example.com"], "must be an http:// or https:// URL"),
+        (["--upstream", "http://127.0.0.1:9", "--listen", "nowhere"], "is not HOST:PORT"),
+        (["--upstream", "http://127.0.0.1:9", "--fail-on", "no-such-kind"], "unknown anomaly"),
+        (["--upstream", "http://127.0.0.1:9", "--exit-after", "0"], "--exit-after"),
+    ],
+)
+def test_usage_errors_are_one_line(cli: CliRunner, args: list[str], message: str) -> None:
+    done = cli("proxy", *args)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_port_in_use_is_one_line_and_exit_1(cli: CliRunner) -> None:
+    taken = bind("127.0.0.1", 0)
+    try:
+        port = taken.getsockname()[1]
+        listen = f"127.0.0.1:{port}"
+        done = cli("proxy", "--headless", "--upstream", "http://127.0.0.1:9", "--listen", listen)
+    finally:
+        taken.close()
+    assert done.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr

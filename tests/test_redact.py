@@ -1,0 +1,245 @@
+"""A model echoing a secret: whole, JSON-escaped, cut across deltas and across
+reads, in text and in arguments, in all three dialects. The rewritten bytes
+hold no piece of the secret but its first few characters, and decode to the
+text and arguments with the secret replaced by [REDACTED]."""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import pairwise
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.core.redact import HOLD_MIN, REDACTED, SecretPattern, SecretScrubber
+
+SECRET = "sk-live-SECRET123/xyz"
+PLACEHOLDER = "\x00PIECE\x00"
+
+
+def spelled(text: str, escaped: set[int]) -> str:
+    """`text` as the inside of a JSON string, characters at `escaped` as \\uXXXX."""
+    out = []
+    for at, char in enumerate(text):
+        out.append(f"\\u{ord(char):04x}" if at in escaped else json.dumps(char)[1:-1])
+    return "".join(out)
+
+
+def event(payload: dict[str, Any], piece: str, escaped: set[int], name: str = "") -> bytes:
+    data = json.dumps(payload).replace(json.dumps(PLACEHOLDER), '"' + spelled(piece, escaped) + '"')
+    head = f"event: {name}\n" if name else ""
+    return f"{head}data: {data}\n\n".encode()
+
+
+def chat(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    call = {"index": 0, "id": "call_1", "type": "function"}
+    first = chunk({"tool_calls": [{**call, "function": {"name": "f", "arguments": ""}}]})
+    out = [event(chunk({"content": PLACEHOLDER}), text, escaped) for text in texts]
+    out.append(event(first, "", set()))
+    piece = chunk({"tool_calls": [{"index": 0, "function": {"arguments": PLACEHOLDER}}]})
+    out += [event(piece, arg, escaped) for arg in args]
+    out.append(event(chunk({}, "tool_calls"), "", set()) + b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+def anthropic(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
+    def sent(kind: str, **fields: Any) -> bytes:
+        return event({"type": kind, **fields}, "", set(), kind)
+
+    text_delta = {"type": "text_delta", "text": PLACEHOLDER}
+    json_delta = {"type": "input_json_delta", "partial_json": PLACEHOLDER}
+    tool = {"type": "tool_use", "id": "call_1", "name": "f", "input": {}}
+    out = [sent("message_start", message={"id": "m", "type": "message", "content": []})]
+    out.append(sent("content_block_start", index=0, content_block={"type": "text", "text": ""}))
+    kind = "content_block_delta"
+    out += [event({"type": kind, "index": 0, "delta": text_delta}, t, escaped, kind) for t in texts]
+    out.append(sent("content_block_stop", index=0))
+    out.append(sent("content_block_start", index=1, content_block=tool))
+    out += [event({"type": kind, "index": 1, "delta": json_delta}, a, escaped, kind) for a in args]
+    out.append(sent("content_block_stop", index=1))
+    out.append(sent("message_delta", delta={"stop_reason": "tool_use"}))
+    out.append(sent("message_stop"))
+    return b"".join(out)
+
+
+def responses(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
+    def sent(kind: str, **fields: Any) -> bytes:
+        return event({"type": kind, **fields}, "", set(), kind)
+
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
+    function = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"}
+    text_kind, args_kind = "response.output_text.delta", "response.function_call_arguments.delta"
+    out = [sent("response.created", response={"id": "r", "object": "response", "output": []})]
+    out.append(sent("response.output_item.added", output_index=0, item=message))
+    out += [
+        event(
+            {"type": text_kind, "output_index": 0, "item_id": "msg_1", "delta": PLACEHOLDER},
+            text,
+            escaped,
+            text_kind,
+        )
+        for text in texts
+    ]
+    out.append(sent("response.output_item.added", output_index=1, item=function))
+    out += [
+        event(
+            {"type": args_kind, "output_index": 1, "item_id": "fc_1", "delta": PLACEHOLDER},
+            arg,
+            escaped,
+            args_kind,
+        )
+        for arg in args
+    ]
+    out.append(sent("response.completed", response={"id": "r", "status": "completed"}))
+    return b"".join(out)
+
+
+DIALECTS = {"openai-chat": chat, "anthropic": anthropic, "openai-responses": responses}
+
+
+def cut(text: str, at: list[int]) -> list[str]:
+    bounds = [0, *sorted({a for a in at if 0 < a < len(text)}), len(text)]
+    return [text[start:end] for start, end in pairwise(bounds)]
+
+
+def scrubbed(body: bytes, reads: list[int]) -> bytes:
+    scrubber = SecretScrubber([SECRET])
+    scrubber.open(200, "text/event-stream")
+    return b"".join(scrubber.feed(part) for part in cut_bytes(body, reads)) + scrubber.close()
+
+
+def cut_bytes(body: bytes, at: list[int]) -> list[bytes]:
+    bounds = [0, *sorted({a for a in at if 0 < a < len(body)}), len(body)]
+    return [body[start:end] for start, end in pairwise(bounds)]
+
+
+def report_of(body: bytes) -> dict[str, Any]:
+    session = StreamSession("test")
+    session.open(200, "text/event-stream")
+    session.feed(body, 0.0)
+    session.close(0.0)
+    return build_report(session.state)
+
+
+def redacted_forms(before: str, after: str) -> set[str]:
+    """What a redacted secret may read as: whole, or after the few characters of
+    its start that were let through (too short to hold the stream for)."""
+    return {before + SECRET[:kept] + REDACTED + after for kept in range(HOLD_MIN)}
+
+
+def secret_pieces(data: bytes) -> list[str]:
+    """Stretches of the secret longer than its let-through start found in `data`."""
+    text = data.decode("utf-8", "replace")
+    return [
+        SECRET[start : start + HOLD_MIN]
+        for start in range(1, len(SECRET) - HOLD_MIN + 1)
+        if SECRET[start : start + HOLD_MIN] in text
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    dialect=st.sampled_from(sorted(DIALECTS)),
+    text_cuts=st.lists(st.integers(1, 40), max_size=6),
+    arg_cuts=st.lists(st.integers(1, 60), max_size=6),
+    read_cuts=st.lists(st.integers(1, 3000), max_size=12),
+    wire_escapes=st.sets(st.integers(0, 60), max_size=8),
+    args_escapes=st.sets(st.integers(0, len(SECRET) - 1), max_size=4),
+)
+def test_an_echoed_secret_leaves_no_piece_in_the_bytes_and_reads_redacted(
+    dialect: str,
+    text_cuts: list[int],
+    arg_cuts: list[int],
+    read_cuts: list[int],
+    wire_escapes: set[int],
+    args_escapes: set[int],
+) -> None:
+    text = f"Your key is {SECRET}, said twice: {SECRET}."
+    inner = "".join(
+        f"\\u{ord(char):04x}" if at in args_escapes else char for at, char in enumerate(SECRET)
+    )
+    arguments = '{"key":"' + inner + '","n":1}'
+    body = DIALECTS[dialect](cut(text, text_cuts), cut(arguments, arg_cuts), wire_escapes)
+    assert report_of(body)["text"] == text  # the stream as built says what it should
+
+    out = scrubbed(body, read_cuts)
+    assert secret_pieces(out) == []
+    report = report_of(out)
+    assert report["status"] == "finished"
+    first, _, second = report["text"].partition(", said twice: ")
+    assert first in redacted_forms("Your key is ", "")
+    assert second in redacted_forms("", ".")
+    (call,) = report["tool_calls"]
+    assert call["arguments"]["n"] == 1
+    assert call["arguments"]["key"] in redacted_forms("", "")
+
+
+@given(read_cuts=st.lists(st.integers(1, 400), max_size=20))
+def test_without_an_echo_the_bytes_are_untouched(read_cuts: list[int]) -> None:
+    body = chat(["sk-l", "ive is not it; s", "k-"], ['{"a":"sk\\u002d', '"}'], {3})
+    assert scrubbed(body, read_cuts) == body
+
+
+def test_every_read_gives_one_answer_so_read_times_are_kept() -> None:
+    scrubber = SecretScrubber([SECRET])
+    scrubber.open(200, "text/event-stream")
+    body = chat(["a", "b"], ["{}"], set())
+    answers = [scrubber.feed(part) for part in cut_bytes(body, list(range(7, len(body), 7)))]
+    assert len(answers) == len(range(0, len(body), 7))
+    assert b"".join(answers) + scrubber.close() == body
+
+
+def test_an_event_ending_with_the_start_of_a_secret_waits_for_the_next_piece() -> None:
+    scrubber = SecretScrubber([SECRET])
+    scrubber.open(200, "text/event-stream")
+    first, second, third = (
+        chat_delta("content", "key: sk-live-SEC"),
+        chat_delta("reasoning_content", "thinking"),  # another channel
+        chat_delta("content", "RET123/xyz!"),
+    )
+    assert scrubber.feed(first) == b""  # may be a secret: held
+    assert scrubber.feed(second) == b""  # behind it, in order
+    report = report_of(scrubber.feed(third))
+    assert (report["text"], report["reasoning"]) == (f"key: {REDACTED}!", "thinking")
+
+
+def chat_delta(key: str, text: str) -> bytes:
+    payload = {"choices": [{"index": 0, "delta": {key: text}, "finish_reason": None}]}
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def test_a_non_stream_error_body_with_an_escaped_secret_is_redacted() -> None:
+    escaped = spelled(SECRET, {2, 7})
+    body = ('{"error":{"message":"Incorrect API key provided: ' + escaped + '"}}').encode()
+    scrubber = SecretScrubber([SECRET])
+    scrubber.open(401, "application/json")
+    out = b"".join(scrubber.feed(part) for part in cut_bytes(body, [30, 55, 61])) + scrubber.close()
+    assert json.loads(out)["error"]["message"] == f"Incorrect API key provided: {REDACTED}"
+
+
+def test_every_spelling_of_a_secret_is_found_in_text() -> None:
+    pattern = SecretPattern([SECRET])
+    spellings = [
+        SECRET,
+        "sk\\u002dlive-SECRET123\\/xyz",
+        "sk\\\\u002Dlive-SECRET123/xyz",
+        "".join(f"\\u{ord(char):04X}" for char in SECRET),
+    ]
+    for spelling in spellings:
+        assert pattern.redact_text(f"<{spelling}>") == f"<{REDACTED}>", spelling
+    assert pattern.redact_text("sk-live-SECRET12") == "sk-live-SECRET12"
+    assert re.search(REDACTED, pattern.redact_text(SECRET * 2)) is not None
+
+
+def test_a_token_a_thousand_characters_long_is_found_whole_and_by_its_start() -> None:
+    token = "eyJ" + "a1B2c3D4" * 120
+    pattern = SecretPattern([token])
+    assert pattern.redact_text(f"<{token}>") == f"<{REDACTED}>"
+    assert pattern.partial("said " + token[:500]) == (5, True)
+    assert pattern.partial("said " + token[:40] + "Q") is None

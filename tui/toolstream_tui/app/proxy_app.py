@@ -1,0 +1,275 @@
+"""The proxy's request list: every request an agent sends through the proxy, newest
+first, live, like a browser's network panel. Enter opens one in the stream view
+(text pane, lanes, inspector, timing, log, bundle), live while it streams;
+Escape comes back. The list is drawn from the `ProxyLog` a few times a second;
+a listener only marks it stale, so the proxy never waits on the screen."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Size
+from textual.message import Message
+from textual.screen import Screen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Footer, Static
+
+from ..options import WatchOptions
+from ..proxy_log import Change, ProxyLog, RequestRecord
+from ..sources.base import Clock
+from ..views import REQUEST_COLUMNS, column_widths, fit_cell, request_row
+from ..watch import Watch
+from .stream_screen import StreamScreen
+
+LIST_SECONDS = 0.25  # the list is redrawn four times a second while requests change
+TONES = {
+    "waiting": Style(color="yellow"),
+    "streaming": Style(color="cyan"),
+    "finished": Style(color="green"),
+    "anomalies": Style(color="yellow", bold=True),
+    "truncated": Style(color="red"),
+    "error": Style(color="red", bold=True),
+}
+SELECTED = Style(reverse=True)
+
+
+def line_of(cells: tuple[str, ...], widths: list[int]) -> str:
+    return " ".join(
+        fit_cell(cell, width, right)
+        for cell, width, (_, _, right) in zip(cells, widths, REQUEST_COLUMNS, strict=True)
+    )
+
+
+class RequestTable(ScrollView, can_focus=True):
+    """One line per request, drawn only when in view."""
+
+    DEFAULT_CSS = """
+    RequestTable { height: 1fr; scrollbar-gutter: stable; overflow-x: hidden; }
+    """
+
+    class Opened(Message):
+        def __init__(self, request_id: int) -> None:
+            super().__init__()
+            self.request_id = request_id
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ids: list[int] = []  # the requests shown, newest first
+        self.selected: int | None = None
+        self.row: Callable[[int], tuple[str, str]] = lambda request_id: ("", "")
+
+    def show(
+        self, ids: list[int], selected: int | None, row: Callable[[int], tuple[str, str]]
+    ) -> None:
+        self.ids, self.selected, self.row = ids, selected, row
+        self.virtual_size = Size(self.size.width, len(ids))
+        if selected in ids:
+            position = ids.index(selected)
+            top, height = int(self.scroll_y), max(1, self.size.height)
+            if not top <= position < top + height:
+                self.scroll_to(y=max(0, position - height + 1), animate=False, immediate=True)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        number = int(self.scroll_y) + y
+        width = self.size.width
+        base = self.rich_style
+        if number >= len(self.ids):
+            return Strip.blank(width, base)
+        request_id = self.ids[number]
+        text, tone = self.row(request_id)
+        style = base + TONES.get(tone, Style())
+        if request_id == self.selected:
+            style += SELECTED
+        return Strip([Segment(text, style)]).crop_extend(0, width, base)
+
+    def on_click(self, event: Click) -> None:
+        number = int(self.scroll_y) + event.y
+        if 0 <= number < len(self.ids):
+            self.selected = self.ids[number]
+            self.post_message(self.Opened(self.selected))
+
+
+class RequestListScreen(Screen[None]):
+    DEFAULT_CSS = """
+    RequestListScreen { layout: vertical; }
+    RequestListScreen #proxy-status { height: 1; background: $panel; padding: 0 1; }
+    RequestListScreen #columns { height: 1; color: $text-muted; text-style: bold; padding: 0 1; }
+    RequestListScreen RequestTable { padding: 0 1; }
+    RequestListScreen #no-requests { color: $text-muted; padding: 1 1; }
+    """
+    BINDINGS = [
+        Binding("enter", "open", "Open", tooltip="The selected request's stream"),
+        Binding("down,j", "move(1)", "Next", tooltip="Select an older request", show=False),
+        Binding("up,k", "move(-1)", "Previous", tooltip="Select a newer request", show=False),
+        Binding("f", "toggle_follow", "Follow", tooltip="Keep the newest request selected"),
+        Binding("a", "toggle_anomalies", "Anomalies only", tooltip="Only requests with anomalies"),
+    ]
+
+    def __init__(self, log: ProxyLog, listening: str, upstream: str, clock: Clock) -> None:
+        """`clock`: time.monotonic, or a test's (it times the requests still live)."""
+        super().__init__()
+        self.proxy_log = log
+        self.clock = clock
+        self.listening = listening
+        self.upstream = upstream
+        self.follow = True  # the newest request stays selected
+        self.anomalies_only = False
+        self.selected: int | None = None
+        self.status = Static(id="proxy-status")
+        self.columns = Static(id="columns")
+        self.table = RequestTable(id="requests")
+        self.empty = Static(id="no-requests")
+
+    def compose(self) -> ComposeResult:
+        yield self.status
+        yield self.columns
+        yield self.empty
+        yield self.table
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.set_interval(LIST_SECONDS, self.draw)
+        self.draw()
+
+    def shown_ids(self) -> list[int]:
+        records = self.proxy_log.records
+        ids = sorted(records, reverse=True)
+        if self.anomalies_only:
+            ids = [i for i in ids if records[i].session.state.anomalies]
+        return ids
+
+    def draw(self) -> None:
+        ids = self.shown_ids()
+        if self.follow or self.selected not in ids:
+            self.selected = ids[0] if ids else None
+        widths = column_widths(max(40, self.table.size.width - 2))
+        now = self.clock()
+        records = self.proxy_log.records
+
+        def row(request_id: int) -> tuple[str, str]:
+            shown = request_row(records[request_id], now)
+            return line_of(shown.cells, widths), shown.tone
+
+        self.columns.update(Text(line_of(tuple(t for t, _, _ in REQUEST_COLUMNS), widths)))
+        self.table.show(ids, self.selected, row)
+        self.empty.display = not ids
+        self.empty.update(Text(self.empty_text()))
+        self.status.update(Text(self.status_text(ids)))
+
+    def empty_text(self) -> str:
+        if self.anomalies_only and self.proxy_log.records:
+            return "no request with an anomaly yet (a: show all)"
+        return f"no requests yet: point your agent at {self.listening} (e.g. OPENAI_BASE_URL)"
+
+    def status_text(self, ids: list[int]) -> str:
+        records = self.proxy_log.records.values()
+        streaming = sum(1 for record in records if not record.over)
+        with_anomalies = sum(1 for record in records if record.session.state.anomalies)
+        parts = [
+            f"listening on {self.listening} → {self.upstream}",
+            f"{len(self.proxy_log.records)} requests",
+            f"{streaming} streaming",
+            f"⚠ {with_anomalies} with anomalies",
+        ]
+        if self.anomalies_only:
+            parts.append(f"showing {len(ids)} with anomalies")
+        parts.append("following newest" if self.follow else "f: follow newest")
+        return " · ".join(parts)
+
+    # -- actions ---------------------------------------------------------------------
+    def action_move(self, step: int) -> None:
+        ids = self.shown_ids()
+        if not ids:
+            return
+        position = ids.index(self.selected) + step if self.selected in ids else 0
+        self.selected = ids[max(0, min(position, len(ids) - 1))]
+        self.follow = False
+        self.draw()
+
+    def action_toggle_follow(self) -> None:
+        self.follow = not self.follow
+        self.draw()
+
+    def action_toggle_anomalies(self) -> None:
+        self.anomalies_only = not self.anomalies_only
+        self.draw()
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            self.app.open_request(self.selected)  # type: ignore[attr-defined]
+
+    def on_request_table_opened(self, message: RequestTable.Opened) -> None:
+        self.selected = message.request_id
+        self.follow = False
+        self.action_open()
+
+
+class ProxyApp(App[int]):
+    TITLE = "toolstream-tui proxy"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark,f1", "toggle_keys", "Keys", id="keys", key_display="?"),
+    ]
+
+    def __init__(
+        self,
+        log: ProxyLog,
+        listening: str,
+        upstream: str,
+        *,
+        options: WatchOptions | None = None,
+        exit_after: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.proxy_log = log
+        self.options = options or WatchOptions(limits=log.limits, clock=time.monotonic)
+        self.exit_after = exit_after
+        self.requests = RequestListScreen(log, listening, upstream, self.options.clock)
+        self.watches: dict[int, Watch] = {}  # the requests opened, while they are kept
+        log.subscribe(self.changed)
+
+    def on_mount(self) -> None:
+        self.push_screen(self.requests)
+
+    def changed(self, record: RequestRecord, change: Change) -> None:
+        """Called by the log for every change: remember only that data came."""
+        watch = self.watches.get(record.id)
+        if watch is not None:
+            watch.received()
+        if change is Change.DROPPED:
+            self.watches.pop(record.id, None)
+        done = self.exit_after is not None and self.proxy_log.finished_count >= self.exit_after
+        if change is Change.FINISHED and done:
+            self.exit(0)
+
+    def open_request(self, request_id: int) -> None:
+        """The stream view of one request, live while it streams."""
+        record = self.proxy_log.records.get(request_id)
+        if record is None:
+            return
+        watch = self.watches.get(request_id)
+        if watch is None:
+            watch = Watch(
+                record.session.state.source,
+                self.options,
+                session=record.session,
+                tape=record.tape,
+                started=record.started,
+            )
+            self.watches[request_id] = watch
+        self.push_screen(StreamScreen(watch, can_go_back=True))
+
+    def action_toggle_keys(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()

@@ -1,0 +1,451 @@
+"""The view of one stream: status, text pane, lanes, raw log.
+
+The screen keeps one number about the stream, the display cursor: the last wire
+event shown. Live, it follows the stream; paused, it stays; a step moves it by
+one. On a display tick every part is drawn from the core's state at the cursor
+(`views`), and only what changed is redrawn. Besides the cursor the screen keeps
+only what a person chose: the selected call, the calls shown raw, previews on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ..bundle import write_bundle
+from ..core.report import fragment_rows, report_json
+from ..core.state import CallSlot
+from ..core.timing import stream_timing
+from ..core.visible import inert_text
+from ..views import (
+    call_row,
+    calls_upto,
+    is_over,
+    lane_view,
+    parsed_upto,
+    shortened,
+    status_view,
+)
+from ..watch import Watch
+from .screens.anomalies import AnomaliesScreen
+from .screens.confirm import ConfirmScreen
+from .screens.inspector import ROW_LIMIT, InspectorScreen
+from .screens.timeline import TimelineFigures, TimelineScreen
+from .widgets.lane import CallLane
+from .widgets.lanes import CallList, LaneColumn
+from .widgets.raw_log import RawLog
+from .widgets.status_bar import StatusBar
+from .widgets.text_pane import TextPane
+
+TICK_SECONDS = 1 / 30
+# A stream sending more wire events than this between two redraws is a burst (a
+# replay at speed 0, a stub at full speed; no model streams 30k events a second).
+BURST_EVENTS = 1_000
+BURST_REDRAW_SECONDS = 0.1  # during a burst the screen is redrawn at 10 Hz, not 30
+REPORT_NAME = "toolstream-report.json"
+TOAST_PATH_WIDTH = 40
+MAX_BODY_LINES = 20
+
+
+class StreamScreen(Screen[None]):
+    CSS_PATH = "stream_screen.tcss"
+    BINDINGS = [
+        Binding("space", "toggle_pause", "Pause", tooltip="Pause or resume the display"),
+        Binding("n", "step", "Step", tooltip="Show one more wire event (pauses)", show=False),
+        Binding("t", "toggle_lane", "Tree", tooltip="The selected call as tree or raw"),
+        Binding("i", "inspect", "Inspect", tooltip="Every fragment of the selected call"),
+        Binding("a", "anomalies", "Anomalies", tooltip="Every deviation from the textbook"),
+        Binding("w", "timeline", "Timing", tooltip="When every piece arrived", show=False),
+        Binding("b", "bundle", "Bundle", tooltip="Write a repro bundle of what arrived"),
+        Binding("l", "toggle_log", "Log", tooltip="The raw events, one per line", show=False),
+        Binding(
+            "v",
+            "toggle_envelope",
+            "Envelopes",
+            tooltip="Raw log: deltas or whole events",
+            show=False,
+        ),
+        Binding(
+            "p", "toggle_preview", "Preview", tooltip="Streaming calls parsed so far", show=False
+        ),
+        Binding(
+            "T",
+            "toggle_all",
+            "All tree/raw",
+            tooltip="Every parsed call as tree or raw",
+            show=False,
+        ),
+        Binding("r", "restart", "Rerun", tooltip="Run the stream again from the start", show=False),
+        Binding("e", "export", "Export", tooltip="Write the report as JSON", show=False),
+        Binding(
+            "s", "screenshot", "Screenshot", tooltip="Save an SVG of the screen here", show=False
+        ),
+        Binding(
+            "down,j", "select_lane(1)", "Next call", tooltip="Select the next call", show=False
+        ),
+        Binding(
+            "up,k",
+            "select_lane(-1)",
+            "Previous call",
+            tooltip="Select the previous call",
+            show=False,
+        ),
+        Binding("escape", "back", "Back", tooltip="Back to the list of requests", priority=True),
+    ]
+    FOOTER_PALETTE_WIDTH = 80  # narrower, the footer leaves out ^p (it still works; ? lists it)
+
+    def __init__(
+        self,
+        watch: Watch,
+        restart: Callable[[], Watch] | None = None,
+        *,
+        can_go_back: bool = False,
+    ) -> None:
+        """`restart`: a new watch of the same stream (None: it cannot be rerun, as a
+        proxied request); `can_go_back`: escape returns to the screen below."""
+        super().__init__()
+        self.watch = watch
+        self.options = watch.options
+        self._restart = restart
+        self.can_go_back = can_go_back
+        self.cursor = 0  # the last wire event shown
+        self.paused = self.options.start_paused
+        self.previewing = self.options.preview
+        self.selected: int | None = None
+        self.raw_lanes: set[int] = set()  # parsed calls the person asked to see raw
+        self.settled_event = asyncio.Event()
+        self._bundle_written = False
+        self._last_tick = self.options.clock()
+        self._redrawn_at, self._events_at_redraw = time.perf_counter(), 0
+        self.status_bar = StatusBar(id="status")
+        self.error_banner = Static(id="error-banner")
+        self.text_pane = TextPane(watch.state, self.options.typing_cps, id="text-pane")
+        self.lanes = LaneColumn(id="lanes")
+        self.raw_log = RawLog(id="raw-log")
+        self.raw_log.display = False
+        self.footer = Footer(compact=True)
+
+    def compose(self) -> ComposeResult:
+        yield self.status_bar
+        yield self.error_banner
+        with Horizontal(id="main"):
+            yield self.text_pane
+            yield self.lanes
+        yield self.raw_log
+        yield self.footer
+
+    def on_mount(self) -> None:
+        self.set_interval(TICK_SECONDS, self.tick)
+        self.draw(None)
+
+    def on_resize(self) -> None:
+        self.footer.show_command_palette = self.size.width >= self.FOOTER_PALETTE_WIDTH
+
+    # -- the cursor and the display tick ------------------------------------------------
+    @property
+    def horizon(self) -> int:
+        """The last wire event received (the event after it once the stream is over)."""
+        return self.watch.state.now
+
+    @property
+    def settled(self) -> bool:
+        """Everything received is on screen (tests and snapshots wait on this)."""
+        state = self.watch.state
+        return (
+            state.ended
+            and self.cursor >= self.horizon
+            and self.text_pane.caught_up
+            and all(lane.is_mounted for lane in self.lanes.lanes.values())
+        )
+
+    def tick(self) -> None:
+        if not self.paused:
+            self.cursor = self.horizon
+        if self.in_burst():
+            return  # the redraw waits for the slower pace
+        now = self.options.clock()
+        seconds, self._last_tick = now - self._last_tick, now
+        self.draw(None if self.paused else seconds)
+
+    def in_burst(self) -> bool:
+        """More events arrive between redraws than anyone could read, and the last
+        redraw was recent: redrawing less often leaves the time to the stream
+        (real time: this paces work, it is never displayed)."""
+        arrived = self.watch.state.events - self._events_at_redraw
+        recent = time.perf_counter() - self._redrawn_at < BURST_REDRAW_SECONDS
+        return arrived > BURST_EVENTS and recent
+
+    def draw(self, seconds: float | None) -> None:
+        """Every part of the screen from the state at the cursor. `seconds`: time
+        since the last draw, for the typewriter (None: reveal all)."""
+        self._redrawn_at, self._events_at_redraw = time.perf_counter(), self.watch.state.events
+        state, upto = self.watch.state, self.cursor
+        over = is_over(state, upto)
+        self.status_bar.show(
+            status_view(
+                state,
+                upto,
+                paused=self.paused,
+                live_elapsed=self.watch.elapsed(),
+                quiet=self.watch.quiet(),
+            )
+        )
+        self.text_pane.show(upto, seconds, over)
+        indexes = calls_upto(state, upto)
+        if self.selected not in indexes:
+            self.selected = indexes[0] if indexes else None
+        self.lanes.show(
+            state,
+            indexes,
+            self.selected,
+            self.lane_view,
+            lambda index: call_row(state, state.calls[index], upto),
+            over=over,
+            exact_preview=self.paused,
+            stamp=(upto, state.events),
+        )
+        self.text_pane.set_class(not self.text_pane.has_text and bool(indexes), "-empty")
+        self.lanes.set_class(not indexes and self.text_pane.has_text, "-empty")
+        self._show_error(over)
+        if self.raw_log.display:
+            self.raw_log.show(
+                self.watch.wire_log,
+                upto,
+                complete=state.ended,
+                trailing=state.trailing if over else "",
+            )
+        if self.settled and not self.settled_event.is_set():
+            # What this draw changed is laid out and drawn only at the next refresh.
+            self.call_after_refresh(self._settled_on_screen)
+
+    def lane_view(self, slot: CallSlot):  # type: ignore[no-untyped-def]
+        return lane_view(
+            self.watch.state,
+            slot,
+            self.cursor,
+            raw=slot.index in self.raw_lanes,
+            previewing=self.previewing,
+        )
+
+    def _settled_on_screen(self) -> None:
+        if not self.settled or self.settled_event.is_set():
+            return  # a rerun began meanwhile, or an earlier refresh got here first
+        self.settled_event.set()
+        bundle = self.options.bundle
+        if bundle is not None and not self._bundle_written:
+            self._bundle_written = True
+            self.write_bundle(bundle)
+
+    def _show_error(self, over: bool) -> None:
+        state = self.watch.state
+        shown = over and state.error is not None
+        if shown == self.error_banner.has_class("-shown"):
+            return
+        self.error_banner.set_class(shown, "-shown")
+        if not shown or state.error is None:
+            return
+        message = Text(inert_text(state.error), "bold")
+        body = state.body
+        if body and state.http_status and state.http_status >= 400:
+            lines = inert_text(body).splitlines()[:MAX_BODY_LINES]
+            message.append("\n" + "\n".join(lines), "not bold")
+        self.error_banner.update(message)
+
+    # -- a new stream ----------------------------------------------------------------
+    def watch_stream(self, watch: Watch) -> None:
+        """Show another stream (a rerun) from its start."""
+        self.watch = watch
+        self.cursor = 0
+        self.raw_lanes.clear()
+        self.selected = None
+        self.settled_event.clear()
+        self._bundle_written = False
+        self.lanes.clear()
+        self.text_pane.watch_state(watch.state)
+        self.error_banner.set_class(False, "-shown")
+        self.draw(None)
+
+    # -- actions ---------------------------------------------------------------------
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        self.draw(None)
+
+    def action_step(self) -> None:
+        if not self.paused:
+            self.paused = True
+        self.cursor = min(self.cursor + 1, self.horizon)
+        self.draw(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            return self.can_go_back
+        if action == "restart":
+            return self._restart is not None
+        return True
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_restart(self) -> None:
+        if self._restart is not None:
+            self.watch_stream(self._restart())
+
+    def action_toggle_lane(self) -> None:
+        index = self.selected
+        if index is None or not parsed_upto(self.watch.state.calls[index], self.cursor):
+            return
+        self.raw_lanes ^= {index}
+        self.draw(None)
+
+    def action_toggle_all(self) -> None:
+        state = self.watch.state
+        parsed = {
+            i for i in calls_upto(state, self.cursor) if parsed_upto(state.calls[i], self.cursor)
+        }
+        all_trees = not parsed & self.raw_lanes
+        self.raw_lanes = set(parsed) if all_trees else self.raw_lanes - parsed
+        self.draw(None)
+
+    def action_toggle_preview(self) -> None:
+        """Streaming lanes show what their arguments parse to so far (never final)."""
+        self.previewing = not self.previewing
+        self.draw(None)
+
+    def action_toggle_log(self) -> None:
+        self.raw_log.display = not self.raw_log.display
+        self.draw(None)
+
+    def action_toggle_envelope(self) -> None:
+        self.raw_log.toggle_envelope()
+
+    def action_select_lane(self, step: int) -> None:
+        indexes = self.lanes.indexes
+        if not indexes:
+            return
+        position = indexes.index(self.selected) + step if self.selected in indexes else 0
+        self.selected = indexes[position % len(indexes)]
+        self.draw(None)
+
+    def on_call_lane_clicked(self, message: CallLane.Clicked) -> None:
+        self.selected = message.index
+        self.draw(None)
+        if message.double:
+            self.action_inspect()
+
+    def on_call_list_picked(self, message: CallList.Picked) -> None:
+        self.selected = message.index
+        self.draw(None)
+
+    def action_inspect(self) -> None:
+        if self.selected is None:
+            self.notify("no tool call to inspect yet")
+            return
+        slot = self.watch.state.calls[self.selected]
+        count = slot.pieces.count_upto(self.cursor)
+        rows = fragment_rows(slot, count, ROW_LIMIT)
+        name = slot.name if (slot.name_event or 0) <= self.cursor else None
+        title = f"fragments of call #{slot.index} {name or '?'} · {slot.call_id or 'no id'}"
+        self.app.push_screen(InspectorScreen(title, rows, count))
+
+    def action_anomalies(self) -> None:
+        upto = self.cursor
+        seen = [
+            replace(anomaly, count=anomaly.count_upto(upto))
+            for anomaly in self.watch.state.anomalies
+            if anomaly.stamps[0] <= upto
+        ]
+        self.app.push_screen(AnomaliesScreen(seen))
+
+    def action_timeline(self) -> None:
+        self.app.push_screen(TimelineScreen(self.timeline_figures, lambda: self.watch.state.ended))
+
+    def timeline_figures(self) -> TimelineFigures:
+        state = self.watch.state
+        arrivals = {index: slot.pieces.times for index, slot in state.calls.items()}
+        return TimelineFigures(stream_timing(state), arrivals, state.read_times)
+
+    def action_export(self) -> None:
+        path = self.options.output / REPORT_NAME
+        try:
+            path.write_text(report_json(self.watch.state), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"cannot export to {shown_path(path)}: {exc.strerror}", severity="error")
+            return
+        self.notify(f"report written to {shown_path(path)}")
+
+    def action_screenshot(self) -> None:
+        try:
+            path = self.app.save_screenshot(path=str(self.options.output))
+        except OSError as exc:
+            self.notify(f"cannot save screenshot: {exc.strerror}", severity="error")
+            return
+        self.notify(f"screenshot saved to {shown_path(Path(path))}")
+
+    def action_bundle(self) -> None:
+        """A bundle now; an existing bundle is overwritten only if the person says so."""
+        directory = self.options.bundle or fresh_directory(
+            self.options.output / f"toolstream-bundle-{time.strftime('%Y%m%d-%H%M%S')}"
+        )
+        if directory.exists() and any(directory.iterdir()):
+
+            def answered(overwrite: bool | None) -> None:
+                if overwrite:
+                    self.write_bundle(directory)
+
+            question = f"{shown_path(directory)} already holds a bundle. Overwrite it?"
+            self.app.push_screen(ConfirmScreen(question), answered)
+            return
+        self.write_bundle(directory)
+
+    def bundle_on_quit(self) -> str | None:
+        """With --bundle, a stream quit before its bundle was written is bundled as
+        it stands (cut where the person quit). Returns what to say after exit."""
+        directory = self.options.bundle
+        if directory is None or self._bundle_written:
+            return None
+        self._bundle_written = True
+        if not self.watch.state.ended:
+            self.watch.session.interrupt("quit before the stream ended", self.watch.elapsed())
+        return self.write_bundle(directory)
+
+    def write_bundle(self, directory: Path) -> str:
+        """A repro bundle of what has arrived so far, with the screen as it is now;
+        returns (and shows) what happened."""
+        try:
+            write_bundle(directory, self.watch.tape, self.watch.state, self.app.export_screenshot())
+        except OSError as exc:
+            message = f"cannot write bundle to {shown_path(directory)}: {exc.strerror}"
+            self.notify(message, severity="error")
+            return message
+        message = f"repro bundle written to {shown_path(directory)}"
+        self.notify(message)
+        return message
+
+
+def shown_path(path: Path) -> str:
+    """A path as a toast shows it: relative to the current directory when inside
+    it, and cut in the middle rather than broken mid-name."""
+    try:
+        text = str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        text = str(path)
+    return shortened(text, TOAST_PATH_WIDTH)
+
+
+def fresh_directory(directory: Path) -> Path:
+    """`directory`, or with -2, -3… if it exists (two bundles in one second)."""
+    candidate, number = directory, 1
+    while candidate.exists():
+        number += 1
+        candidate = directory.with_name(f"{directory.name}-{number}")
+    return candidate

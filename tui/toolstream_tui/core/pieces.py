@@ -1,0 +1,111 @@
+"""Text that grows by appends, kept as the pieces it arrived in.
+
+A stream can send millions of pieces (fragments of a call's arguments, deltas of
+text), so there is no Python object per piece: the text is joined into chunks,
+and each piece's end offset, wire event and arrival time live in compact arrays.
+That answers "what had arrived by wire event N" with a bisect, without
+replaying anything, and slices of the text without copying the rest.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterator
+
+JOIN_EVERY = 512  # pieces held as separate strings before they are joined into a chunk
+
+
+class TextPieces:
+    __slots__ = ("_chunk_starts", "_chunks", "_held", "_whole", "ends", "events", "length", "times")
+
+    def __init__(self) -> None:
+        self.ends = array("q")  # offset just past each piece
+        self.events = array("q")  # the wire event that carried each piece (non-decreasing)
+        self.times = array("d")  # arrival of each piece, seconds since the request
+        self.length = 0
+        self._chunks: list[str] = []
+        self._chunk_starts = array("q")
+        self._held: list[str] = []  # the latest pieces, not yet joined
+        self._whole: str | None = None
+
+    def append(self, text: str, event: int, t: float) -> None:
+        # Once per fragment of every call: kept to the fewest operations.
+        self.length = length = self.length + len(text)
+        self.ends.append(length)
+        self.events.append(event)
+        self.times.append(t)
+        held = self._held
+        held.append(text)
+        if len(held) >= JOIN_EVERY:
+            self._join_held()
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    # -- up to a wire event ---------------------------------------------------
+    def count_upto(self, event: int) -> int:
+        """How many pieces had arrived by the end of wire event `event`."""
+        events = self.events
+        if not events or events[-1] <= event:
+            return len(events)
+        return bisect_right(events, event)
+
+    def length_upto(self, event: int) -> int:
+        """How many characters had arrived by the end of wire event `event`."""
+        count = self.count_upto(event)
+        return self.ends[count - 1] if count else 0
+
+    # -- reading ----------------------------------------------------------------
+    def text(self) -> str:
+        """All of it (joined once, then kept until the next append)."""
+        if self._whole is None or len(self._whole) != self.length:
+            self._join_held()
+            self._whole = "".join(self._chunks)
+            if len(self._chunks) > 1:  # keep the one string, not the two copies
+                self._chunks = [self._whole]
+                self._chunk_starts = array("q", [0])
+        return self._whole
+
+    def slice(self, start: int, end: int) -> str:
+        """Characters `start` to `end` of the text."""
+        end = min(end, self.length)
+        if start >= end:
+            return ""
+        self._join_held()
+        chunks, starts = self._chunks, self._chunk_starts
+        number = bisect_right(starts, start) - 1
+        parts: list[str] = []
+        while start < end:
+            chunk_start = starts[number]
+            chunk = chunks[number]
+            parts.append(chunk[start - chunk_start : end - chunk_start])
+            start = chunk_start + len(chunk)
+            number += 1
+        return "".join(parts)
+
+    def start_of(self, number: int) -> int:
+        """The offset where piece `number` (from 0) begins."""
+        return self.ends[number - 1] if number else 0
+
+    def piece(self, number: int) -> str:
+        return self.slice(self.start_of(number), self.ends[number])
+
+    def pieces(self, first: int = 0, stop: int | None = None) -> Iterator[str]:
+        """The texts of pieces `first` to `stop` (a string is made for each)."""
+        stop = len(self.ends) if stop is None else min(stop, len(self.ends))
+        for number in range(first, stop):
+            yield self.piece(number)
+
+    def piece_at(self, offset: int) -> int:
+        """The number of the piece holding character `offset`."""
+        return bisect_right(self.ends, offset)
+
+    def _join_held(self) -> None:
+        held = self._held
+        if not held:
+            return
+        joined = "".join(held)
+        self._chunk_starts.append(self.length - len(joined))
+        self._chunks.append(joined)
+        held.clear()

@@ -1,0 +1,362 @@
+"""The requests a proxy has seen, as a UI or the headless printer watches them.
+
+`ProxyLog.take` is given each request's `Tap` on the consumer's event loop; a task
+drains the tap into the request's own `StreamSession` (decoded, secrets redacted,
+recorded when asked) and tells every listener what changed. Nothing here imports
+Textual, and nothing here can slow the forwarding, which runs in a process of its
+own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .core import StreamSession, build_report
+from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
+from .sources.base import RequestSent
+from .sources.http import HttpRequest, redacted_request
+from .sources.proxy import Note, Tap, TapEnd, TapItem
+from .sources.recording import Recorder, Tape, recorded, taped
+from .sources.secrets import Redactor, secrets_in
+
+DEFAULT_KEEP = 200
+NOT_JSON = "the request body is not JSON (forwarded as is)"
+STOPPED = "the proxy stopped before the response ended"
+
+
+class Change(StrEnum):
+    ADDED = "added"  # a new request (its row appears)
+    UPDATED = "updated"  # the response moved on
+    FINISHED = "finished"  # the request is over; its record will not change again
+    DROPPED = "dropped"  # forgotten to stay within --keep (still in --record-dir)
+
+
+Listener = Callable[["RequestRecord", Change], None]
+Warn = Callable[[str], None]
+
+
+def warn_on_stderr(message: str) -> None:
+    print(f"toolstream-tui: {message}", file=sys.stderr)
+
+
+@dataclass(eq=False)
+class RequestRecord:
+    """One request through the proxy: what the client asked (secrets redacted) and
+    the stream the core reads from upstream's answer."""
+
+    id: int
+    method: str
+    path: str
+    started_at: float  # wall clock
+    started: float  # time.monotonic(): a live duration is time.monotonic() - started
+    session: StreamSession
+    model: str | None = None
+    notes: list[str] = field(default_factory=list)
+    recording: Path | None = None
+    tape: Tape | None = None  # what the response carried, when a UI keeps it
+    forwarded_bytes: int = 0  # body bytes the client was sent, as upstream sent them
+    duration: float | None = None  # seconds from forwarding to the end, once over
+    over: bool = False
+
+    @property
+    def state(self) -> str:
+        """streaming, finished, truncated or error (the core's status)."""
+        return self.session.state.status.value
+
+    @property
+    def dialect(self) -> str:
+        return self.session.state.dialect
+
+    @property
+    def http_status(self) -> int | None:
+        return self.session.state.http_status
+
+    @property
+    def calls(self) -> int:
+        return len(self.session.state.calls)
+
+    @property
+    def anomalies(self) -> list[str]:
+        return [anomaly.kind for anomaly in self.session.state.anomalies]
+
+    @property
+    def bytes(self) -> int:
+        """Body bytes the core read (after any Content-Encoding was undone)."""
+        return self.session.state.bytes_received
+
+    def elapsed(self, now: float | None = None) -> float:
+        if self.duration is not None:
+            return self.duration
+        return (time.monotonic() if now is None else now) - self.started
+
+    def summary(self) -> dict[str, Any]:
+        """The headless line: the request, then the report `--headless` prints."""
+        started = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started_at))
+        return {
+            "id": self.id,
+            "method": self.method,
+            "path": self.path,
+            "model": self.model,
+            "started_at": f"{started}.{int(self.started_at % 1 * 1000):03d}",
+            "duration": None if self.duration is None else round(self.duration, 3),
+            "forwarded_bytes": self.forwarded_bytes,
+            "notes": list(self.notes),
+            "recording": None if self.recording is None else str(self.recording),
+            **build_report(self.session.state),
+        }
+
+
+def model_of(body: str | None) -> tuple[str | None, bool]:
+    """The request's `model`, and whether the body is JSON (an empty body is)."""
+    if not body:
+        return None, True
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return None, False
+    model = payload.get("model") if isinstance(payload, dict) else None
+    return (model if isinstance(model, str) else None), True
+
+
+class ProxyLog:
+    """Every request the proxy forwards, newest last; finished ones beyond `keep` are
+    forgotten oldest first. Runs on one event loop: `take` is called there."""
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        dialect: str | None = None,
+        keep: int = DEFAULT_KEEP,
+        record_dir: Path | None = None,
+        tapes: bool = False,
+        warn: Warn = warn_on_stderr,
+    ) -> None:
+        """`tapes`: keep what each response carried (in a temporary file), for a UI's
+        raw log and repro bundles."""
+        self.limits = limits or Limits()
+        self.dialect = dialect
+        self.keep = keep
+        self.record_dir = record_dir
+        self.tapes = tapes
+        self.records: dict[int, RequestRecord] = {}
+        self.finished_count = 0
+        self._finished: deque[int] = deque()
+        self._listeners: list[Listener] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._next_id = 1
+        self._warn = warn
+        self._listener_failed = False
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(record, change)` on every change; returns the unsubscriber.
+        A listener that raises is reported once and kept: the proxy goes on."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def take(self, tap: Tap) -> None:
+        """A new request (called on this log's loop by the proxy server)."""
+        exchange = tap.exchange
+        request = HttpRequest(
+            url=exchange.url, method=exchange.method, headers=exchange.headers, body=exchange.body
+        )
+        redactor = Redactor(secrets_in(exchange.url, exchange.headers))
+        sent = redacted_request(request, redactor)
+        model, is_json = model_of(sent.body)
+        record = RequestRecord(
+            id=self._next_id,
+            method=exchange.method,
+            path=redactor.url(exchange.path),
+            started_at=exchange.started_at,
+            started=exchange.started,
+            session=self.limits.session(sent.url, self.dialect, live=False),
+            tape=Tape(sent.url) if self.tapes else None,
+            model=model,
+            notes=[] if is_json else [NOT_JSON],
+        )
+        self._next_id += 1
+        self.records[record.id] = record
+        self._notify(record, Change.ADDED)
+        task = asyncio.get_running_loop().create_task(self._consume(record, tap, sent, redactor))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def wait_idle(self) -> None:
+        """Until every request taken so far is over."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def stop(self) -> None:
+        """End every request still open (the proxy is gone): they end as they stand."""
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def _consume(
+        self,
+        record: RequestRecord,
+        tap: Tap,
+        sent: RequestSent,
+        redactor: Redactor,
+    ) -> None:
+        try:
+            try:
+                items = self._items(record, tap.items(), sent, redactor)
+                await pump(items, record.session, lambda events: self._changed(record, events))
+            except Exception as exc:  # the core or a recording failed: the client never notices
+                self._end_session(record, f"the proxy could not read this response: {exc}")
+            if record.duration is None:  # the core stopped first: the request goes on
+                async for item in tap.items():
+                    self._side_note(record, item, redactor)
+        except asyncio.CancelledError:
+            tap.abandoned = True
+            self._end_session(record, STOPPED)
+        finally:
+            record.over = True
+            self.finished_count += 1
+            self._notify(record, Change.FINISHED)
+            self._finished.append(record.id)
+            self._forget_beyond_keep()
+
+    def _end_session(self, record: RequestRecord, message: str) -> None:
+        record.notes.append(message)
+        session = record.session
+        if session.ended:
+            return
+        opened = session.state.http_status is not None
+        try:
+            (session.interrupt if opened else session.fail)(message, record.elapsed())
+        except Exception:  # the core already failed on this stream: the note says so
+            return
+
+    def _changed(self, record: RequestRecord, events: list[Any]) -> None:
+        if events:
+            self._notify(record, Change.UPDATED)
+
+    def _items(
+        self,
+        record: RequestRecord,
+        tapped: AsyncIterator[TapItem],
+        sent: RequestSent,
+        redactor: Redactor,
+    ) -> AsyncIterator[SourceItem]:
+        """The tap as the core reads it: the request first, the body decoded, every
+        secret redacted, recorded when asked."""
+        items = redactor.stream(decoded(self._source_items(record, tapped, sent, redactor)))
+        if record.tape is not None:
+            items = taped(items, record.tape)
+        recorder = self._recorder(record, sent.url)
+        return items if recorder is None else recorded(items, recorder)
+
+    async def _source_items(
+        self,
+        record: RequestRecord,
+        tapped: AsyncIterator[TapItem],
+        sent: RequestSent,
+        redactor: Redactor,
+    ) -> AsyncIterator[SourceItem]:
+        yield sent
+        async for item in tapped:
+            if isinstance(item, Note | TapEnd):
+                self._side_note(record, item, redactor)
+            else:
+                if isinstance(item, BodyChunk):
+                    record.forwarded_bytes += len(item.data)
+                yield item
+
+    def _side_note(self, record: RequestRecord, item: Any, redactor: Redactor) -> None:
+        if isinstance(item, Note):
+            record.notes.append(redactor.text(item.text))
+        elif isinstance(item, TapEnd):
+            record.duration = item.t
+            record.forwarded_bytes = item.forwarded
+
+    def _recorder(self, record: RequestRecord, source: str) -> Recorder | None:
+        if self.record_dir is None:
+            return None
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(record.started_at))
+        path = self.record_dir / f"{stamp}-{record.id:04d}.sse"
+        try:
+            recorder = Recorder(path, source)
+        except OSError as exc:
+            self._warn(f"cannot record request {record.id} to {path}: {exc.strerror}")
+            return None
+        record.recording = path
+        return recorder
+
+    def _forget_beyond_keep(self) -> None:
+        while len(self._finished) > self.keep:
+            record = self.records.pop(self._finished.popleft(), None)
+            if record is not None:
+                if record.tape is not None:
+                    record.tape.close()
+                self._notify(record, Change.DROPPED)
+
+    def _notify(self, record: RequestRecord, change: Change) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(record, change)
+            except Exception as exc:
+                if not self._listener_failed:
+                    self._listener_failed = True
+                    self._warn(f"a request-list listener failed ({exc!r}); the proxy goes on")
+
+
+# -- Content-Encoding --------------------------------------------------------------
+
+
+class _BodyReads(httpx.AsyncByteStream):
+    """The body chunks of a source, for httpx to decode; remembers the last read's
+    time and the item that ended the body."""
+
+    def __init__(self, items: AsyncIterator[SourceItem]) -> None:
+        self.items = items
+        self.last_t = 0.0
+        self.after: SourceItem | None = None
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for item in self.items:
+            if not isinstance(item, BodyChunk):
+                self.after = item
+                return
+            self.last_t = item.t
+            yield item.data
+
+
+async def decoded(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+    """The items with the body's Content-Encoding undone (httpx's decoders), as the
+    HTTP source gives them: the client gets the bytes as sent, the core and the
+    recording get them decoded."""
+    async with aclosing(items):
+        async for item in items:
+            yield item
+            if isinstance(item, ResponseHead) and item.headers.get("content-encoding"):
+                async for out in _decode_body(items, item):
+                    yield out
+                return
+
+
+async def _decode_body(
+    items: AsyncIterator[SourceItem], head: ResponseHead
+) -> AsyncIterator[SourceItem]:
+    reads = _BodyReads(items)
+    response = httpx.Response(head.status, headers=head.headers, stream=reads)
+    try:
+        async for data in response.aiter_bytes():
+            yield BodyChunk(data, reads.last_t)
+    except httpx.DecodingError as exc:
+        encoding = head.headers.get("content-encoding")
+        yield TransportError(f"the body does not decode as {encoding}: {exc}", reads.last_t)
+        return
+    if reads.after is not None:
+        yield reads.after

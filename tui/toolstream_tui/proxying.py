@@ -1,0 +1,331 @@
+"""`toolstream-tui proxy --upstream URL`: a pass-through proxy for an agent's own
+requests. Every request is forwarded to the one upstream untouched and read by
+the same core as a watched stream; `--headless` prints one JSON line per finished
+request, `--record-dir` keeps each as a recording, and `--fail-on` makes the
+shutdown exit 3 when a request showed one of those anomalies.
+
+Exit codes: 0 stopped cleanly (SIGINT, SIGTERM or --exit-after), 1 could not
+listen or the server failed, 2 usage, 3 an anomaly named by --fail-on occurred."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .cli import UsageError, add_limit_options, fail_on_kinds, limits_of, lint_failures
+from .command_line import missing_terminal
+from .core.detect import DIALECTS
+from .core.report import printable_json
+from .core.visible import inert
+from .proxy_log import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
+from .sources.proxy import (
+    CONNECT_TIMEOUT_S,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    MAX_REQUEST_BYTES,
+    ProxyConfig,
+    ProxyServer,
+    UpstreamError,
+    is_loopback,
+    parse_upstream,
+)
+from .sources.secrets import Redactor, secrets_in
+
+PROG = "toolstream-tui proxy"
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_LINT = 3
+CONSUMER_GRACE_S = 5.0  # after the server stopped, how long the core may take to catch up
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Forward an agent's requests to one upstream, untouched, and watch every "
+        "response stream through the same core. Point the agent's base URL at the proxy "
+        "(e.g. OPENAI_BASE_URL=http://127.0.0.1:8787/v1).",
+    )
+    parser.add_argument(
+        "--upstream",
+        required=True,
+        metavar="URL",
+        help="where every request goes, e.g. "
+        "https://api.openai.com (a path prefix is kept: https://gateway/openai)",
+    )
+    parser.add_argument(
+        "--listen",
+        default=f"{DEFAULT_HOST}:{DEFAULT_PORT}",
+        metavar="HOST:PORT",
+        help=f"address to listen on (default: {DEFAULT_HOST}:{DEFAULT_PORT}; port 0 picks a "
+        "free one; a non-loopback address is warned about)",
+    )
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="no UI: one JSON line per finished request on stdout",
+    )
+    parser.add_argument(
+        "--record-dir",
+        metavar="DIR",
+        type=Path,
+        help="write each request as a recording in DIR (secrets redacted; --replay and diff "
+        "read them)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        metavar="KINDS",
+        action="append",
+        default=[],
+        help="exit 3 at shutdown if any request showed an anomaly of these comma-separated "
+        "kinds ('any' for every kind; repeatable)",
+    )
+    parser.add_argument(
+        "--exit-after",
+        type=int,
+        metavar="N",
+        help="shut down once N requests have finished",
+    )
+    parser.add_argument(
+        "--keep",
+        type=int,
+        default=DEFAULT_KEEP,
+        metavar="N",
+        help=f"keep the last N finished requests in memory (default: {DEFAULT_KEEP}; "
+        "--record-dir keeps them all)",
+    )
+    parser.add_argument(
+        "--dialect",
+        choices=sorted(DIALECTS),
+        help="read every response as this dialect (default: detected per response)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=CONNECT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"to connect to the upstream (default: {CONNECT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=MAX_REQUEST_BYTES,
+        metavar="N",
+        help=f"refuse (413) a request body over N bytes (default: {MAX_REQUEST_BYTES})",
+    )
+    add_limit_options(
+        parser,
+        "cut an upstream that sends nothing for SECONDS: the client sees the cut, the request "
+        "ends truncated (default: never)",
+    )
+    return parser
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, colon, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not colon or not host or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--listen {text!r} is not HOST:PORT (e.g. 127.0.0.1:8787)")
+    return host, int(port)
+
+
+def config_of(args: argparse.Namespace) -> ProxyConfig:
+    host, port = parse_listen(args.listen)
+    try:
+        parse_upstream(args.upstream)
+    except UpstreamError as exc:
+        raise UsageError(str(exc)) from exc
+    for name in ("keep", "max_request_bytes"):
+        if getattr(args, name) < 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be 0 or more")
+    if args.exit_after is not None and args.exit_after < 1:
+        raise UsageError("--exit-after must be 1 or more")
+    return ProxyConfig(
+        upstream=args.upstream,
+        host=host,
+        port=port,
+        max_request_bytes=args.max_request_bytes,
+        connect_timeout=args.timeout,
+        idle_timeout=args.idle_timeout,
+    )
+
+
+def shown_url(url: str) -> str:
+    return Redactor(secrets_in(url, {})).url(url)
+
+
+class HeadlessPrinter:
+    """One compact JSON line per finished request on stdout, the --fail-on findings
+    on stderr, and the stop signal once --exit-after requests are done."""
+
+    def __init__(
+        self, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None, stop: asyncio.Event
+    ) -> None:
+        self.log = log
+        self.fail_on = fail_on
+        self.exit_after = exit_after
+        self.stop = stop
+        self.failed_requests = 0
+
+    def __call__(self, record: RequestRecord, change: Change) -> None:
+        if change is not Change.FINISHED:
+            return
+        sys.stdout.write(printable_json(record.summary(), compact=True))
+        sys.stdout.flush()
+        failures = lint_failures(record.session.state, self.fail_on)
+        self.failed_requests += bool(failures)
+        for line in failures:
+            print(f"{PROG}: request {record.id}: {inert(line)}", file=sys.stderr)
+        if self.exit_after is not None and self.log.finished_count >= self.exit_after:
+            self.stop.set()
+
+
+def start_server(config: ProxyConfig, log: ProxyLog) -> ProxyServer | None:
+    """Listen and start forwarding, saying where on stderr (None: cannot listen)."""
+    server = ProxyServer(config, log.take, asyncio.get_running_loop())
+    try:
+        server.start()
+    except OSError as exc:
+        print(
+            f"{PROG}: cannot listen on {config.host}:{config.port}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return None
+    print(
+        f"{PROG}: listening on {server.url} (forwarding to {shown_url(config.upstream)})",
+        file=sys.stderr,
+    )
+    if not is_loopback(config.host):
+        print(
+            f"{PROG}: warning: {config.host} is not a loopback address: anyone who can reach "
+            f"this port can send requests to {shown_url(config.upstream)} through it",
+            file=sys.stderr,
+        )
+    return server
+
+
+async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
+    """Run the proxy until `stop` is set or a signal arrives, then let the requests
+    still streaming end (within the grace period) and the core catch up."""
+    server = start_server(config, log)
+    if server is None:
+        return EXIT_FAILED
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        server.stop(force=stop.is_set())  # a second signal does not wait for requests
+        stop.set()
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, on_signal)
+    try:
+        return await serve_until(server, log, stop)
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(number)
+
+
+async def serve_until(server: ProxyServer, log: ProxyLog, stop: asyncio.Event) -> int:
+    """Forward until `stop` is set (or the forwarder ends), then stop and let the
+    core catch up with what is still streaming, within a grace period."""
+    ended = asyncio.ensure_future(asyncio.to_thread(server.join))
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({ended, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    server.stop()
+    await ended
+    stopping.cancel()
+    try:
+        await asyncio.wait_for(log.wait_idle(), CONSUMER_GRACE_S)
+    except TimeoutError:
+        log.stop()
+        await log.wait_idle()
+    if server.failure is not None:
+        print(f"{PROG}: the server failed: {inert(server.failure)}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+async def run_headless(
+    config: ProxyConfig, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None
+) -> int:
+    stop = asyncio.Event()
+    printer = HeadlessPrinter(log, fail_on, exit_after, stop)
+    log.subscribe(printer)
+    code = await serve(config, log, stop)
+    count = log.finished_count
+    summary = f"{count} request{'s' * (count != 1)}"
+    if fail_on:
+        summary += f", {printer.failed_requests} with an anomaly named by --fail-on"
+    print(f"{PROG}: stopped after {summary}", file=sys.stderr)
+    return code or (EXIT_LINT if printer.failed_requests else EXIT_OK)
+
+
+async def run_request_list(
+    config: ProxyConfig, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None
+) -> int:
+    """The request list: the proxy forwards while the app shows every request."""
+    from .app.proxy_app import ProxyApp  # Textual loads only for the UI
+
+    server = start_server(config, log)
+    if server is None:
+        return EXIT_FAILED
+    stop = asyncio.Event()
+    linter = FailOnCounter(fail_on)
+    log.subscribe(linter)
+    app = ProxyApp(log, server.url, shown_url(config.upstream), exit_after=exit_after)
+    serving = asyncio.ensure_future(serve_until(server, log, stop))
+    try:
+        await app.run_async()
+    finally:
+        stop.set()
+        code = await serving
+    return code or (EXIT_LINT if linter.failed_requests else EXIT_OK)
+
+
+class FailOnCounter:
+    """Counts the finished requests that showed an anomaly --fail-on names."""
+
+    def __init__(self, fail_on: frozenset[str]) -> None:
+        self.fail_on = fail_on
+        self.failed_requests = 0
+
+    def __call__(self, record: RequestRecord, change: Change) -> None:
+        if change is Change.FINISHED and lint_failures(record.session.state, self.fail_on):
+            self.failed_requests += 1
+
+
+def main_proxy(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = config_of(args)
+        fail_on = fail_on_kinds(args.fail_on, headless=True)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    no_terminal = None if args.headless else missing_terminal()
+    if no_terminal:  # before anything listens
+        print(
+            f"{PROG}: the request list needs a terminal and {no_terminal} is not one; "
+            "add --headless for one JSON line per request",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if args.record_dir is not None:
+        try:
+            args.record_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"{PROG}: cannot record to {args.record_dir}: {exc.strerror}", file=sys.stderr)
+            return EXIT_FAILED
+    log = ProxyLog(
+        limits_of(args),
+        dialect=args.dialect,
+        keep=args.keep,
+        record_dir=args.record_dir,
+        tapes=not args.headless,
+    )
+    run = run_headless if args.headless else run_request_list
+    return asyncio.run(run(config, log, fail_on, args.exit_after))

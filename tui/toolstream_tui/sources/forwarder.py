@@ -1,0 +1,551 @@
+"""The proxy's forwarding process: a small ASGI app served by uvicorn, forwarding
+each request to the one upstream with httpx and streaming the answer back read by
+read, bytes untouched.
+
+It runs in a process of its own (started by `proxy.ProxyServer`), so nothing the
+watching side does (parse a huge stream, draw a screen, stall, crash) can take
+CPU, the GIL or time from a client's stream. Each request's items go to the
+watching process as frames on a pipe that never makes the forwarder wait."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from types import FrameType
+from typing import Any
+
+import httpx
+import uvicorn
+
+from .base import BodyChunk, ResponseHead, Stopwatch, TransportError
+from .http import HttpRequest, describe_transport_error
+from .proxy import (
+    Exchange,
+    Note,
+    ProxyConfig,
+    TapEnd,
+    TapItem,
+    frame,
+    parse_upstream,
+)
+from .secrets import Redactor, secrets_in
+
+MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
+FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
+FLUSH_POLL_S = 0.01
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+# Set again by httpx from the URL and the body, or meaningless once the body is read.
+NOT_FORWARDED = frozenset({"host", "content-length", "expect"})
+DELIBERATE_CUT = "ASGI callable returned without completing response."
+
+Send = Callable[[dict[str, Any]], Any]
+Receive = Callable[[], Any]
+Feed = Callable[[int, "TapItem | Exchange"], None]
+
+
+class Outlet:
+    """One request's items, numbered, for the watching process."""
+
+    def __init__(self, request_id: int, feed: Feed) -> None:
+        self.request_id = request_id
+        self._feed = feed
+
+    def put(self, item: TapItem | Exchange) -> None:
+        self._feed(self.request_id, item)
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class ClientLeft(Exception):
+    pass
+
+
+def proxy_error(status: int, code: str, message: str) -> tuple[int, bytes]:
+    error = {"message": message, "type": "proxy_error", "code": code}
+    return status, json.dumps({"error": error}, ensure_ascii=False).encode()
+
+
+def connection_tokens(headers: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """Header names a `Connection` header lists: hop-by-hop for this connection only."""
+    return frozenset(
+        token.strip().lower()
+        for name, value in headers
+        if name == "connection"
+        for token in value.split(",")
+    )
+
+
+def end_to_end(
+    headers: list[tuple[str, str]], also_dropped: frozenset[str]
+) -> list[tuple[str, str]]:
+    dropped = HOP_BY_HOP | also_dropped | connection_tokens(headers)
+    return [(name, value) for name, value in headers if name not in dropped]
+
+
+class ProxyApp:
+    """The ASGI app: every HTTP request goes to `upstream` + its path, nowhere else."""
+
+    def __init__(self, config: ProxyConfig, client: httpx.AsyncClient, feed: Feed) -> None:
+        self.config = config
+        self.upstream = parse_upstream(config.upstream)
+        self._base = str(self.upstream).rstrip("/")
+        self._client = client
+        self._feed = feed
+        self._ids = itertools.count(1)
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        tap = Outlet(next(self._ids), self._feed)
+        try:
+            await self._handle(scope, receive, send, tap)
+        except Exception as exc:  # a bug of ours must not reach the client as a traceback
+            why = f"proxy failure: {type(exc).__name__}: {exc}"
+            tap.put(TransportError(why, 0.0))  # ignored once the request has ended
+            tap.put(TapEnd(0.0, 0))
+            logging.getLogger("uvicorn.error").warning("%s", why)
+
+    async def _handle(
+        self, scope: dict[str, Any], receive: Receive, send: Send, tap: Outlet
+    ) -> None:
+        method: str = scope["method"]
+        raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
+        query: bytes = scope.get("query_string", b"")
+        path = (raw_path + (b"?" + query if query else b"")).decode("latin-1")
+        headers = [
+            (name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]
+        ]
+        forwarded = end_to_end(headers, NOT_FORWARDED)
+        target = self._target(path)
+        started_at, started = time.time(), time.monotonic()
+        refusal: tuple[int, bytes] | None = None
+        left = False
+        # uvicorn's h11 bounds a head that arrives in pieces; one that came whole is
+        # measured here.
+        head_bytes = len(path) + sum(len(name) + len(value) + 4 for name, value in headers)
+        if head_bytes > self.config.max_header_bytes:
+            refusal = proxy_error(
+                431,
+                "headers_too_large",
+                f"the request line and headers are over the proxy's limit of "
+                f"{self.config.max_header_bytes} bytes; not forwarded",
+            )
+        try:
+            body = b"" if refusal else await self._read_body(receive)
+        except BodyTooLarge:
+            body = b""
+            refusal = proxy_error(
+                413,
+                "request_too_large",
+                f"the request body is over the proxy's limit of {self.config.max_request_bytes} "
+                "bytes (--max-request-bytes); not forwarded",
+            )
+        except ClientLeft:
+            body, left = b"", True
+        if refusal is None and (method == "CONNECT" or target is None):
+            refusal = proxy_error(
+                400,
+                "not_forwarded",
+                f"the proxy forwards only to {self._base}; {path!r} is not a path there",
+            )
+        exchange = Exchange(
+            method, path, str(target or self._base), dict(forwarded), body, started_at, started
+        )
+        tap.put(exchange)
+        elapsed = Stopwatch()
+        if left:
+            message = "the client disconnected before sending its whole request; not forwarded"
+            tap.put(Note(message))
+            tap.put(TransportError(message, elapsed()))
+            tap.put(TapEnd(elapsed(), 0))
+        elif refusal is not None:
+            await self._refuse(send, tap, refusal, elapsed)
+        else:
+            await self._forward(exchange, forwarded, tap, receive, send, elapsed)
+
+    def _target(self, path: str) -> httpx.URL | None:
+        """The upstream URL for a request target, or None unless it is a plain path
+        (an absolute-form or authority-form target would name another host)."""
+        if not path.startswith("/"):
+            return None
+        try:
+            url = httpx.URL(self._base + path)
+        except httpx.InvalidURL:
+            return None
+        same = (url.scheme, url.host, url.port) == (
+            self.upstream.scheme,
+            self.upstream.host,
+            self.upstream.port,
+        )
+        return url if same else None
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientLeft
+            body += message.get("body", b"")
+            if len(body) > self.config.max_request_bytes:
+                raise BodyTooLarge
+            if not message.get("more_body", False):
+                return bytes(body)
+
+    async def _refuse(
+        self, send: Send, tap: Outlet, refusal: tuple[int, bytes], elapsed: Stopwatch
+    ) -> None:
+        status, payload = refusal
+        message = json.loads(payload)["error"]["message"]
+        tap.put(Note(f"refused with {status}: {message}"))
+        tap.put(TransportError(message, elapsed()))
+        await send_json(send, status, payload)
+        tap.put(TapEnd(elapsed(), len(payload)))
+
+    async def _forward(
+        self,
+        exchange: Exchange,
+        headers: list[tuple[str, str]],
+        tap: Outlet,
+        receive: Receive,
+        send: Send,
+        elapsed: Stopwatch,
+    ) -> None:
+        request = httpx.Request(
+            exchange.method, exchange.url, headers=headers, content=exchange.body
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+        except (httpx.HTTPError, OSError) as exc:
+            await self._unreachable(exchange, exc, tap, send, elapsed)
+            return
+        relay = Relay(response, send, tap, elapsed, self.config.idle_timeout, exchange)
+        try:
+            await relay.run(receive)
+        finally:
+            await response.aclose()
+            tap.put(TapEnd(elapsed(), relay.forwarded))
+
+    async def _unreachable(
+        self, exchange: Exchange, exc: Exception, tap: Outlet, send: Send, elapsed: Stopwatch
+    ) -> None:
+        redactor = Redactor(secrets_in(exchange.url, exchange.headers))
+        why = redactor.text(describe_transport_error(exc, upstream_request(exchange, self.config)))
+        status, payload = proxy_error(
+            502, "upstream_unreachable", f"toolstream-tui proxy: upstream unreachable: {why}"
+        )
+        tap.put(TransportError(why, elapsed()))
+        tap.put(Note("the client got a 502 from the proxy"))
+        await send_json(send, status, payload)
+        tap.put(TapEnd(elapsed(), len(payload)))
+
+
+def upstream_request(exchange: Exchange, config: ProxyConfig) -> HttpRequest:
+    """The request as the HTTP source describes one (for its error messages)."""
+    return HttpRequest(
+        url=exchange.url,
+        method=exchange.method,
+        headers=exchange.headers,
+        timeout=config.connect_timeout,
+    )
+
+
+async def send_json(send: Send, status: int, payload: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload, "more_body": False})
+
+
+class Relay:
+    """Streams one upstream response to the client, read by read, while watching for
+    the client to leave; each read goes on the tap after it was sent on."""
+
+    def __init__(
+        self,
+        response: httpx.Response,
+        send: Send,
+        tap: Outlet,
+        elapsed: Stopwatch,
+        idle_timeout: float | None,
+        exchange: Exchange,
+    ) -> None:
+        self.response = response
+        self.send = send
+        self.tap = tap
+        self.elapsed = elapsed
+        self.idle_timeout = idle_timeout
+        self.exchange = exchange
+        self.forwarded = 0
+        self.complete = False
+
+    async def run(self, receive: Receive) -> None:
+        copying = asyncio.ensure_future(self._copy())
+        watching = asyncio.ensure_future(self._client_left(receive))
+        done, _ = await asyncio.wait({copying, watching}, return_when=asyncio.FIRST_COMPLETED)
+        if copying in done:
+            watching.cancel()
+            copying.result()
+            return
+        copying.cancel()
+        await asyncio.gather(copying, return_exceptions=True)
+        message = (
+            f"the client disconnected after {self.forwarded} bytes; "
+            "the proxy closed the upstream request"
+        )
+        self.tap.put(Note(message))
+        self.tap.put(TransportError(message, self.elapsed()))
+
+    async def _client_left(self, receive: Receive) -> None:
+        """Returns when the client is gone (uvicorn also says so once the response is
+        complete, which `_copy` has then already seen)."""
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        if self.complete:
+            await asyncio.Event().wait()  # the response ended normally: wait to be cancelled
+
+    async def _copy(self) -> None:
+        response = self.response
+        head = [
+            (name.decode("latin-1").lower(), value.decode("latin-1"))
+            for name, value in response.headers.raw
+        ]
+        self.tap.put(
+            ResponseHead(
+                status=response.status_code,
+                content_type=response.headers.get("content-type", ""),
+                reason=response.reason_phrase,
+                headers=dict(response.headers),
+                t=self.elapsed(),
+            )
+        )
+        await self.send(
+            {
+                "type": "http.response.start",
+                "status": response.status_code,
+                "headers": [
+                    (name.encode("latin-1"), value.encode("latin-1"))
+                    for name, value in end_to_end(head, frozenset())
+                ],
+            }
+        )
+        try:
+            async for chunk in response.aiter_raw():
+                t = self.elapsed()
+                await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+                self.forwarded += len(chunk)
+                self.tap.put(BodyChunk(chunk, t))
+                # Reads already buffered come without a pause: yield once, so a client
+                # that left is noticed before the next write rather than after many.
+                await asyncio.sleep(0)
+        except (httpx.HTTPError, OSError) as exc:
+            # Returning without completing the response makes uvicorn close the
+            # connection: the client sees the same cut the proxy saw.
+            self.tap.put(TransportError(self._describe(exc), self.elapsed()))
+            return
+        self.complete = True
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _describe(self, exc: Exception) -> str:
+        if isinstance(exc, httpx.ReadTimeout) and self.idle_timeout is not None:
+            return (
+                f"no data from upstream for {self.idle_timeout:g} s (--idle-timeout); "
+                "the proxy cut the stream"
+            )
+        redactor = Redactor(secrets_in(self.exchange.url, self.exchange.headers))
+        return redactor.text(
+            describe_transport_error(exc, HttpRequest(url=self.exchange.url, timeout=0))
+        )
+
+
+# -- the server --------------------------------------------------------------------
+
+
+class _Quiet(logging.Filter):
+    """Drops the line uvicorn writes when the proxy cuts a client on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != DELIBERATE_CUT
+
+
+class _OneLine(logging.Formatter):
+    """uvicorn's messages as one line each, never with a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"toolstream-tui proxy: {record.getMessage()}"
+
+
+def quiet_uvicorn_logging() -> None:
+    logger = logging.getLogger("uvicorn")
+    if any(isinstance(f, _Quiet) for f in logger.filters):
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(_OneLine())
+    handler.addFilter(_Quiet())
+    logger.addFilter(_Quiet())
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+
+
+class PipeFeed(asyncio.Protocol):
+    """Frames to the watching process down a pipe, written by the forwarder's own
+    loop: a write never waits (asyncio keeps what the pipe cannot take yet), and
+    once the watching process is gone, nothing more is written."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.WriteTransport | None = None
+        self.gone = False
+
+    async def open(self, fd: int) -> None:
+        pipe = open(fd, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
+        loop = asyncio.get_running_loop()
+        self.transport, _ = await loop.connect_write_pipe(lambda: self, pipe)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.gone = True
+
+    def put(self, request_id: int, item: TapItem | Exchange) -> None:
+        if self.transport is not None and not self.gone:
+            self.transport.write(frame(request_id, item))
+
+    async def flush(self, timeout: float) -> None:
+        """Until what is kept has been written (or the reader is gone, or `timeout`)."""
+        transport = self.transport
+        if transport is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while not self.gone and transport.get_write_buffer_size():
+                    await asyncio.sleep(FLUSH_POLL_S)
+        transport.close()
+
+
+class Forwarder:
+    """uvicorn serving `ProxyApp` on the given socket, on a thread of its own; the
+    main thread waits for a signal, or for the watching process to go away."""
+
+    def __init__(self, config: ProxyConfig, sock: socket.socket, tap_fd: int) -> None:
+        self.config = config
+        self.sock = sock
+        self.tap_fd = tap_fd
+        self.feed = PipeFeed()
+        self.server = uvicorn.Server(self._uvicorn_config())
+        self.app: ProxyApp | None = None
+
+    def _uvicorn_config(self) -> uvicorn.Config:
+        config = self.config
+        return uvicorn.Config(
+            self._dispatch,
+            http="h11",
+            interface="asgi3",
+            ws="none",
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            server_header=False,  # the client sees upstream's headers, not ours
+            date_header=False,
+            proxy_headers=False,
+            h11_max_incomplete_event_size=config.max_header_bytes,
+            limit_concurrency=MAX_CONNECTIONS,
+            timeout_graceful_shutdown=config.shutdown_grace,
+        )
+
+    async def _dispatch(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        """The ASGI entry point; the app itself is made on the server's loop, with
+        the httpx client it uses."""
+        assert self.app is not None
+        await self.app(scope, receive, send)
+
+    async def serve(self) -> None:
+        config = self.config
+        timeout = httpx.Timeout(
+            connect=config.connect_timeout,
+            read=config.idle_timeout,
+            write=config.connect_timeout,
+            pool=None,
+        )
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+        await self.feed.open(self.tap_fd)
+        try:
+            async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
+                self.app = ProxyApp(config, client, self.feed.put)
+                await self.server.serve(sockets=[self.sock])
+        finally:
+            await self.feed.flush(FLUSH_TIMEOUT_S)
+
+    def run(self) -> None:
+        """Serve until SIGTERM or SIGINT (a second one stops at once) or until the
+        watching process closes our stdin."""
+        stop = threading.Event()
+
+        def on_signal(number: int, _frame: FrameType | None) -> None:
+            self.server.force_exit = stop.is_set()
+            stop.set()
+
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, on_signal)
+        threading.Thread(target=lambda: (sys.stdin.buffer.read(), stop.set()), daemon=True).start()
+        serving = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
+        serving.start()
+        while serving.is_alive() and not stop.wait(0.1):
+            pass
+        self.server.should_exit = True
+        while serving.is_alive():
+            serving.join(0.1)
+            if stop.is_set() and self.server.force_exit:
+                break
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="toolstream-tui proxy (forwarder)")
+    parser.add_argument("--listen-fd", type=int, required=True)
+    parser.add_argument("--tap-fd", type=int, required=True)
+    parser.add_argument("--config", required=True)
+    args = parser.parse_args(argv)
+    quiet_uvicorn_logging()
+    config = ProxyConfig(**json.loads(args.config))
+    sock = socket.socket(fileno=args.listen_fd)
+    try:
+        Forwarder(config, sock, args.tap_fd).run()
+    except Exception as exc:  # one line, never a traceback
+        print(
+            f"toolstream-tui proxy: the forwarder failed: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

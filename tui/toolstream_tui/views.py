@@ -1,0 +1,383 @@
+"""What each part of the screen shows at the display cursor.
+
+The display cursor is the last wire event shown: live it follows the stream,
+paused it stays, a step moves it by one. Everything on screen is a function of
+the core's state at the cursor, computed here with no Textual: a widget asks for
+its view, compares it with the one it drew, and redraws only when it changed.
+Views are frozen and comparable; they hold what is drawn, never the stream's
+text itself (buffers are read from the core's pieces when drawn).
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .core.state import CallSlot, StreamState
+from .core.visible import inert
+
+if TYPE_CHECKING:
+    from .proxy_log import RequestRecord
+
+FIELDS_SHOWN = 12  # a lane's fields line has room for a dozen at most; all are in the report
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def human_bytes(count: int) -> str:
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / (1024 * 1024):.2f} MB"
+
+
+def shortened(text: str, width: int) -> str:
+    """Text cut in the middle to `width` characters (a URL, a file path)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    keep = width - 1
+    return text[: keep // 2] + "…" + text[len(text) - (keep - keep // 2) :]
+
+
+# -- the stream at the cursor ---------------------------------------------------------
+def is_over(state: StreamState, upto: int) -> bool:
+    """Has the display reached the end of the stream?"""
+    return state.end_event is not None and upto >= state.end_event
+
+
+def calls_upto(state: StreamState, upto: int) -> list[int]:
+    """The indexes of the calls that had started by wire event `upto`, in order."""
+    return sorted(index for index, slot in state.calls.items() if slot.started_event <= upto)
+
+
+def anomalies_upto(state: StreamState, upto: int) -> int:
+    """How many distinct anomalies had been seen by wire event `upto` (they are
+    recorded in the order first seen)."""
+    return bisect_right(state.anomalies, upto, key=lambda anomaly: anomaly.stamps[0])
+
+
+def is_settled(slot: CallSlot, upto: int) -> bool:
+    """Was the call parsed (or found unfinished at the end) by wire event `upto`?"""
+    return slot.settled_event is not None and slot.settled_event <= upto
+
+
+def parsed_upto(slot: CallSlot, upto: int) -> bool:
+    return is_settled(slot, upto) and slot.parsed and slot.error is None
+
+
+# -- a lane ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class LaneView:
+    index: int
+    title: str
+    state: str  # what the subtitle says: streaming, parsed, invalid JSON, truncated…
+    tone: str  # the lane's border: streaming, parsed, failed, truncated or schema
+    mode: str  # what the lane shows: raw, tree or preview
+    fragments: int
+    chars: int
+    elapsed: float  # from the call's start to its latest fragment shown
+    anomalies: int
+    messages: tuple[str, ...] = ()  # the parse error, or the schema errors
+    mark: int | None = None  # the parse error's position in the buffer
+    fields: tuple[tuple[str, float | None], ...] = ()  # key, when its value was complete
+    more_fields: int = 0
+
+    @property
+    def counter(self) -> str:
+        return f"{plural(self.fragments, 'fragment')} · {self.chars} chars · {self.elapsed:.2f}s"
+
+    @property
+    def subtitle(self) -> str:
+        preview = " · preview" if self.mode == "preview" else ""
+        badge = f" · ⚠ {self.anomalies}" if self.anomalies else ""
+        return f"{self.state}{preview}{badge}"
+
+
+def lane_title(slot: CallSlot, upto: int) -> str:
+    named = slot.name is not None and (slot.name_event or 0) <= upto
+    has_id = slot.call_id is not None and (slot.id_event or 0) <= upto
+    name = inert(slot.name) if named and slot.name else "?"
+    call_id = inert(slot.call_id) if has_id and slot.call_id else "no id"
+    item = f" · {inert(slot.item_id)}" if slot.item_id else ""
+    return f"#{slot.index} {name} · {call_id}{item}"
+
+
+def lane_view(
+    state: StreamState, slot: CallSlot, upto: int, *, raw: bool = False, previewing: bool = False
+) -> LaneView:
+    """Call `slot` as it stood after wire event `upto`. `raw`: the person asked for
+    the raw buffer of a parsed call; `previewing`: streaming calls show a preview."""
+    pieces = slot.pieces
+    count = pieces.count_upto(upto)
+    chars = pieces.ends[count - 1] if count else 0
+    latest = pieces.times[count - 1] if count else slot.started_at
+    seen = sum(1 for anomaly in state.call_anomalies(slot.index) if anomaly.stamps[0] <= upto)
+    clock = slot.fields()
+    fields = tuple(
+        (inert(field.key), field.complete) for field in clock.timings(FIELDS_SHOWN, chars)
+    )
+    common = {
+        "index": slot.index,
+        "title": lane_title(slot, upto),
+        "fragments": count,
+        "chars": chars,
+        "elapsed": max(0.0, latest - slot.started_at),
+        "anomalies": seen,
+        "fields": fields,
+        "more_fields": max(0, clock.count_upto(chars) - FIELDS_SHOWN),
+    }
+    if not is_settled(slot, upto):
+        mode = "preview" if previewing else "raw"
+        return LaneView(state="streaming", tone="streaming", mode=mode, **common)
+    if slot.parsed and slot.error is None:
+        errors = slot.schema_errors
+        mode = "raw" if raw else "tree"
+        if errors:
+            messages = tuple(f"{error.path}: {error.message}" for error in errors)
+            state_text = plural(len(errors), "schema error")
+            return LaneView(state=state_text, tone="schema", mode=mode, messages=messages, **common)
+        return LaneView(state="parsed", tone="parsed", mode=mode, **common)
+    messages = (slot.error,) if slot.error else ()
+    if slot.parsed:
+        # The error's position is in the text parsed: the buffer shown, unless the
+        # server restated the arguments at the end (then there is nothing to mark).
+        mark = slot.error_position if slot.final_raw is None else None
+        return LaneView(
+            state="invalid JSON", tone="failed", mode="raw", messages=messages, mark=mark, **common
+        )
+    return LaneView(
+        state=state.status.value, tone="truncated", mode="raw", messages=messages, **common
+    )
+
+
+def call_row(state: StreamState, slot: CallSlot, upto: int) -> tuple[str, str]:
+    """One line of the compact list of calls, and its tone."""
+    view = lane_view(state, slot, upto)
+    return f"{view.title} · {view.subtitle} · {view.chars} chars", view.tone
+
+
+# -- lane heights -----------------------------------------------------------------------
+def lane_heights(needs: list[int], room: int, least: int) -> list[int]:
+    """Rows for lanes that need `needs` rows each, in `room` rows: every lane gets
+    what it needs if all fit; otherwise every lane gets at least `least` (or what
+    it needs, if less) and the rest is shared out so that no lane gets more than
+    a lane needing more (the short ones are not squeezed for the long ones)."""
+    if sum(needs) <= room:
+        return list(needs)
+    floors = [min(need, least) for need in needs]
+    spare = room - sum(floors)
+    if spare <= 0:
+        return floors
+    cap = _water_level(needs, floors, spare)
+    heights = [max(floor, min(need, cap)) for need, floor in zip(needs, floors, strict=True)]
+    leftover = room - sum(heights)
+    for number, need in enumerate(needs):  # whole rows left by the level: to the first ones
+        if leftover <= 0:
+            break
+        if heights[number] < need:
+            heights[number] += 1
+            leftover -= 1
+    return heights
+
+
+def _water_level(needs: list[int], floors: list[int], spare: int) -> int:
+    """The highest cap such that raising every lane to min(need, cap) fits in `spare`."""
+    low, high = 0, max(needs)
+    while low < high:
+        middle = (low + high + 1) // 2
+        cost = sum(
+            max(0, min(need, middle) - floor) for need, floor in zip(needs, floors, strict=True)
+        )
+        if cost <= spare:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+# -- the status bar ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class StatusPart:
+    text: str
+    style: str  # a name the status bar turns into a style ("" for none)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusView:
+    source: str
+    dialect: str
+    state: str
+    paused: bool
+    shown_events: int
+    received_events: int
+    received_bytes: int
+    first_event: float | None
+    elapsed: float
+    waiting: float | None  # seconds without data, when that is a stall worth saying
+    anomalies: int
+    failed_calls: int
+    rejected_calls: int
+
+    def parts(self) -> list[StatusPart]:
+        """Most important first: a narrow terminal cuts the status from the right."""
+        parts = [StatusPart(self.state, f"state-{self.state}")]
+        if self.paused:
+            text = f"PAUSED at event {self.shown_events} of {self.received_events} received"
+            parts.append(StatusPart(text, "paused"))
+        if self.anomalies:
+            text = f"⚠ {plural(self.anomalies, 'anomaly', 'anomalies')}"
+            parts.append(StatusPart(text, "anomalies"))
+        else:
+            parts.append(StatusPart("no anomalies", "muted"))
+        if self.failed_calls:
+            parts.append(StatusPart(f"{plural(self.failed_calls, 'call')} not parsed", "bad"))
+        if self.rejected_calls:
+            text = f"{plural(self.rejected_calls, 'call')} against schema"
+            parts.append(StatusPart(text, "warn"))
+        parts.append(StatusPart(f"{self.elapsed:.1f}s", ""))
+        if self.waiting is not None:
+            parts.append(StatusPart(f"no data for {self.waiting:.1f}s", "warn"))
+        if not self.paused:
+            parts.append(StatusPart(plural(self.received_events, "event"), ""))
+        parts.append(StatusPart(human_bytes(self.received_bytes), ""))
+        parts.append(StatusPart(self.dialect, ""))
+        parts.append(StatusPart(inert(self.source), "source"))
+        if self.first_event is not None:
+            parts.append(StatusPart(f"first event {self.first_event:.3f}s", ""))
+        return parts
+
+
+MIN_CUT_PART = 8  # a part cut shorter than this says nothing; it is left out
+
+
+def fit_parts(parts: list[StatusPart], width: int, separator: str = " · ") -> list[StatusPart]:
+    """The leading parts that fit in `width` characters; the first that does not
+    fit is cut (a source in the middle, so its end shows) if enough would show."""
+    kept: list[StatusPart] = []
+    used = 0
+    for part in parts:
+        gap = len(separator) if kept else 0
+        if used + gap + len(part.text) <= width:
+            kept.append(part)
+            used += gap + len(part.text)
+            continue
+        room = width - used - gap
+        if room >= MIN_CUT_PART:
+            cut = shortened(part.text, room) if part.style == "source" else part.text[: room - 1]
+            kept.append(StatusPart(cut if part.style == "source" else cut + "…", part.style))
+        break
+    return kept
+
+
+def status_view(
+    state: StreamState,
+    upto: int,
+    *,
+    paused: bool,
+    live_elapsed: float,
+    quiet: float,
+) -> StatusView:
+    """The status bar after wire event `upto`. `live_elapsed`: seconds since the
+    request by the app's clock (shown while live); `quiet`: seconds since data
+    last arrived (a stall, once over the stall threshold)."""
+    over = is_over(state, upto)
+    if over:
+        stream_state = state.status.value
+    elif state.http_status is None:
+        stream_state = "connecting"
+    else:
+        stream_state = "streaming"
+    shown = min(upto, state.events)
+    if over:
+        elapsed = state.read_times[-1] if len(state.read_times) else live_elapsed
+    elif paused:
+        elapsed = state.event_time(shown) or 0.0
+    else:
+        elapsed = live_elapsed
+    waiting = quiet if not over and not paused and quiet > state.stall_threshold else None
+    failed = rejected = 0
+    for slot in state.calls.values():
+        if is_settled(slot, upto):
+            failed += not (slot.parsed and slot.error is None)
+            rejected += bool(slot.schema_errors)
+    return StatusView(
+        source=state.source,
+        dialect=state.dialect if (state.dialect_event or 0) <= upto else "detecting",
+        state=stream_state,
+        paused=paused,
+        shown_events=shown,
+        received_events=state.events,
+        received_bytes=state.bytes_received,
+        first_event=state.event_time(1) if shown >= 1 else None,
+        elapsed=elapsed,
+        waiting=waiting,
+        anomalies=anomalies_upto(state, upto),
+        failed_calls=failed,
+        rejected_calls=rejected,
+    )
+
+
+# -- the proxy's request list ---------------------------------------------------------
+REQUEST_COLUMNS = (  # title, width (0: what is left), right-aligned
+    ("time", 12, False),
+    ("request", 0, False),
+    ("model", 18, False),
+    ("dialect", 16, False),
+    ("HTTP", 4, True),
+    ("state", 10, False),
+    ("calls", 5, True),
+    ("anomalies", 9, True),
+    ("duration", 8, True),
+    ("bytes", 9, True),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRow:
+    cells: tuple[str, ...]  # one per REQUEST_COLUMNS entry
+    tone: str  # streaming, finished, truncated, error or anomalies
+
+
+def request_row(record: RequestRecord, now: float) -> RequestRow:
+    """One request as the list shows it; `now` (time.monotonic) times a live one."""
+    state = record.session.state
+    anomalies = len(state.anomalies)
+    if record.http_status is None and not record.over:
+        stream_state = "waiting"
+    else:
+        stream_state = state.status.value
+    clock = time.strftime("%H:%M:%S", time.localtime(record.started_at))
+    millis = int(record.started_at % 1 * 1000)
+    cells = (
+        f"{clock}.{millis:03d}",
+        inert(f"{record.method} {record.path}"),
+        inert(record.model or "—"),
+        state.dialect,
+        "—" if record.http_status is None else str(record.http_status),
+        stream_state,
+        str(len(state.calls)),
+        f"⚠ {anomalies}" if anomalies else "",
+        f"{record.elapsed(now):.2f}s",
+        human_bytes(state.bytes_received),
+    )
+    tone = "anomalies" if anomalies and stream_state == "finished" else stream_state
+    return RequestRow(cells, tone)
+
+
+def column_widths(width: int, gap: int = 1) -> list[int]:
+    """The request list's column widths for a line of `width` cells: the fixed ones
+    as they are, the request's path whatever is left (at least 12)."""
+    fixed = sum(size for _, size, _ in REQUEST_COLUMNS) + gap * (len(REQUEST_COLUMNS) - 1)
+    return [size or max(12, width - fixed) for _, size, _ in REQUEST_COLUMNS]
+
+
+def fit_cell(text: str, width: int, right: bool) -> str:
+    cut = text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    return cut.rjust(width) if right else cut.ljust(width)

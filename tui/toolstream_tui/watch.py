@@ -1,0 +1,79 @@
+"""One stream being watched: the core's session, the tape of what arrived (for
+repro bundles and the raw log), and when data last came by the app's clock.
+Textual-free: the app draws from it, a proxy would feed it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .core import StreamSession, StreamState
+from .core.events import StreamEvent
+from .options import WatchOptions
+from .sources import Source, pump
+from .sources.recording import Tape, source_items
+from .wire_log import WireLog
+
+
+class Watch:
+    def __init__(
+        self,
+        label: str,
+        options: WatchOptions,
+        *,
+        session: StreamSession | None = None,
+        tape: Tape | None = None,
+        started: float | None = None,
+    ) -> None:
+        """A new stream to pump from a source (`run`), or one fed elsewhere (a proxied
+        request): its `session`, its `tape`, and when it began by `options.clock`."""
+        self.options = options
+        # The screen reads everything from the state, so the session emits no events.
+        self.session: StreamSession = session or options.limits.session(
+            label, options.dialect, live=False
+        )
+        self.tape = tape or Tape(label)
+        self._wire_log: WireLog | None = None
+        self.started = self.last_arrival = options.clock() if started is None else started
+        self.record_error: str | None = None
+
+    @property
+    def state(self) -> StreamState:
+        return self.session.state
+
+    @property
+    def wire_log(self) -> WireLog:
+        """The events themselves, decoded again from the tape once asked for."""
+        if self._wire_log is None:
+            self._wire_log = WireLog(self.tape)
+        return self._wire_log
+
+    def elapsed(self) -> float:
+        return self.options.clock() - self.started
+
+    def quiet(self) -> float:
+        """Seconds since data last arrived (by the app's clock: a replay's events
+        carry their recorded times)."""
+        return self.options.clock() - self.last_arrival
+
+    def received(self, events: list[StreamEvent] | None = None) -> None:
+        """Data arrived (the pump, or whoever feeds the session, says so)."""
+        self.last_arrival = self.options.clock()
+
+    async def run(self, source: Source, record: Path | None) -> None:
+        """Pump `source` into the session until it ends; a failure of the source or
+        of the recording ends the stream with the reason, never a traceback."""
+        session, idle = self.session, self.options.limits.idle_timeout
+        try:
+            items = source_items(source, record, self.tape, idle)
+        except OSError as exc:
+            self.record_error = f"cannot record to {record}: {exc.strerror}"
+            items = source_items(source, None, self.tape, idle)
+        try:
+            await pump(items, session, self.received)
+        except Exception as exc:  # a bug or an I/O failure must not kill the screen
+            session.fail(f"{type(exc).__name__}: {exc}", 0.0)
+
+    def close(self) -> None:
+        self.tape.close()
+        if self._wire_log is not None:
+            self._wire_log.close()

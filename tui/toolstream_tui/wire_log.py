@@ -1,0 +1,141 @@
+"""Every SSE event and comment of a tape, for the raw log.
+
+The stream's core keeps no copy of each event's data: the screen's other parts
+are drawn from what the events built. The raw log is the one place that shows
+the events themselves, so it decodes them again from the tape (the bytes as
+they arrived), only once somebody opens it, a budget of work at a time so keys
+stay answered, and writes each one to an anonymous temporary file: a stream of
+two million events costs a few arrays in memory, however large its data.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import IO
+
+from .core.sse import SSEComment, SSEDecoder
+from .sources.recording import Tape
+
+READ_BLOCK = 64 * 1024  # the most of the tape decoded at a time
+
+
+@dataclass(frozen=True, slots=True)
+class WireLine:
+    number: int  # the wire event's number; for a comment, the events before it
+    t: float
+    comment: bool
+    event: str
+    id: str | None
+    data: str  # the data, or the comment's text
+
+
+class WireLog:
+    def __init__(self, tape: Tape) -> None:
+        self.tape = tape
+        self.widest = 0  # characters in the longest data or comment so far
+        self._decoder = SSEDecoder()
+        self._decoded = 0  # bytes of the tape decoded
+        self._closed = False  # the decoder was told the tape ended
+        self._file: IO[bytes] = tempfile.TemporaryFile(prefix="toolstream-wire-")  # noqa: SIM115
+        self._written = 0
+        self._pending = bytearray()
+        self._starts = array("q")  # where each line's record starts in the file
+        self._numbers = array("q")
+        self._times = array("d")
+        self._comments = bytearray()  # 1 for a comment line
+        self._event_sizes = array("i")  # bytes of the event name, then of the id (-1: none)
+        self._id_sizes = array("i")
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @property
+    def caught_up(self) -> bool:
+        return self._decoded >= self.tape.length
+
+    def index(self, budget: float, *, complete: bool = False) -> bool:
+        """Decode what the tape holds beyond what was decoded, for at most `budget`
+        seconds (real time: it bounds work, it is never displayed). `complete`: the
+        tape will not grow (comments in an unterminated tail are shown then). True
+        when caught up."""
+        deadline = time.perf_counter() + budget
+        tape = self.tape
+        while self._decoded < tape.length:
+            read = bisect_right(tape.read_ends, self._decoded)
+            end = min(tape.read_ends[read], self._decoded + READ_BLOCK)
+            self._take(tape.body(self._decoded, end), tape.read_times[read])
+            self._decoded = end
+            if time.perf_counter() >= deadline:
+                break
+        if complete and self.caught_up and not self._closed:
+            self._closed = True
+            t = tape.read_times[-1] if tape.read_times else 0.0
+            for item in self._decoder.close()[0]:
+                self._add(self._decoder.dispatched, t, True, "", None, item.text)
+        self._flush()
+        return self.caught_up
+
+    def lines_upto(self, event: int) -> int:
+        """How many lines had arrived by the end of wire event `event`."""
+        return bisect_right(self._numbers, event)
+
+    def line(self, number: int) -> WireLine:
+        self._flush()
+        start = self._starts[number]
+        end = self._starts[number + 1] if number + 1 < len(self._starts) else self._written
+        self._file.seek(start)
+        record = self._file.read(end - start)
+        event_end = self._event_sizes[number]
+        id_end = event_end + max(0, self._id_sizes[number])
+        return WireLine(
+            number=self._numbers[number],
+            t=self._times[number],
+            comment=bool(self._comments[number]),
+            event=_text(record[:event_end]),
+            id=_text(record[event_end:id_end]) if self._id_sizes[number] >= 0 else None,
+            data=_text(record[id_end:]),
+        )
+
+    def close(self) -> None:
+        self._file.close()
+
+    def _take(self, chunk: bytes, t: float) -> None:
+        events = self._decoder.dispatched
+        for item in self._decoder.feed(chunk):
+            if type(item) is SSEComment:
+                self._add(events, t, True, "", None, item.text)
+            else:
+                events = item.number
+                self._add(events, t, False, item.event, item.id, item.data)
+
+    def _add(
+        self, number: int, t: float, comment: bool, event: str, call_id: str | None, data: str
+    ) -> None:
+        parts = [_bytes(event), _bytes(call_id or ""), _bytes(data)]
+        self._starts.append(self._written + len(self._pending))
+        self._event_sizes.append(len(parts[0]))
+        self._id_sizes.append(-1 if call_id is None else len(parts[1]))
+        self._pending += b"".join(parts)
+        self._numbers.append(number)
+        self._times.append(t)
+        self._comments.append(comment)
+        self.widest = max(self.widest, len(data))
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._file.seek(0, 2)
+            self._file.write(self._pending)
+            self._written += len(self._pending)
+            self._pending.clear()
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
