@@ -3,11 +3,12 @@ decides "the key took effect" or "the stream is on screen" through this one
 table, so when the app's look changes, this file is the one to update.
 
 The markers follow what the app draws today (tui/toolstream_tui/app/):
-- the status bar is the first row: `source · dialect · state · N events · …`,
-  with ` PAUSED ` after the state while paused;
-- a lane is a box titled `#index name · id`; its border is round (`╭`), and when
-  focused either double (`╔`, a parsed lane) or in the theme's accent colour (a
-  streaming lane); a tree view starts with its root, `▼ {} n keys`;
+- the status bar is the first row: `state · anomalies · elapsed · N events ·
+  bytes · dialect · source · …`, fields cut from the right when narrow; paused,
+  `PAUSED at event N of M received` replaces the event count;
+- a lane is a box titled `#index name · id`, its state (`streaming`, `parsed`…)
+  in its bottom border; its border is round (`╭`), double (`╔`) when selected;
+  a tree view starts with its root, `▼ {} n keys`;
 - the inspector is a modal titled `fragments of call #index …`;
 - the assistant pane is the left box of the second row of boxes, showing
   `waiting for text…` until text arrives.
@@ -23,15 +24,12 @@ from .terminal import Frame
 
 STATUS_ROW = 0
 ASSISTANT_FIRST_ROW = 2  # under the status bar and the boxes' top border
-ACCENT = (0xFF, 0xA6, 0x2B)  # textual-dark's $accent (also its $warning: a lane whose
-# arguments break the request's schema has that border too; the benchmark's streams
-# declare no tools). Textual blends colours, so it arrives as (254, 166, 43): near is enough.
-NEAR = 8  # per channel
-STATE = re.compile(r" · (connecting|streaming|finished|truncated|error)\b")
-EVENTS = re.compile(r" · (\d+) events · ")
+STATE = re.compile(r"^ ?(connecting|streaming|finished|truncated|error)\b")
+EVENTS = re.compile(r" · (\d+) events\b| PAUSED at event (\d+) ")
 PAUSED = " PAUSED "
 LANE_TITLE = re.compile(r"([╭╔])[─═] #(\d+) ")
 FOCUSED_CORNER = "╔"
+FOCUSED_BOTTOM = "╚"
 TREE_ROOT = re.compile(r"[▼▶] (\{\}|\[\])")
 INSPECTOR_TITLE = "fragments of call #"
 WAITING_FOR_TEXT = "waiting for text…"
@@ -44,8 +42,9 @@ def status(frame: Frame) -> str:
 
 
 def status_facts(frame: Frame) -> str:
-    """The status bar after its first field, the source (a path of this machine)."""
-    return status(frame).partition(" · ")[2].strip()
+    """The status bar without the source (a path of this machine)."""
+    fields = status(frame).strip().split(" · ")
+    return " · ".join(field for field in fields if "/" not in field)
 
 
 def state(frame: Frame) -> str | None:
@@ -64,7 +63,7 @@ def finished(frame: Frame) -> bool:
 
 def events_shown(frame: Frame) -> int | None:
     found = EVENTS.search(status(frame))
-    return int(found.group(1)) if found else None
+    return int(found.group(1) or found.group(2)) if found else None
 
 
 def paused(frame: Frame) -> bool:
@@ -84,17 +83,9 @@ def lanes(frame: Frame) -> list[LaneBox]:
     boxes = []
     for row, line in enumerate(frame.lines):
         for found in LANE_TITLE.finditer(line):
-            corner = found.group(1)
-            colour = frame.cells[row][found.start()].fg
-            focused = corner == FOCUSED_CORNER or near(colour, ACCENT)
+            focused = found.group(1) == FOCUSED_CORNER
             boxes.append(LaneBox(int(found.group(2)), row, focused))
     return boxes
-
-
-def near(colour: object, target: tuple[int, int, int]) -> bool:
-    if not isinstance(colour, tuple):
-        return False
-    return all(abs(a - b) <= NEAR for a, b in zip(colour, target, strict=True))
 
 
 def focused_lane(frame: Frame) -> int | None:
@@ -108,6 +99,16 @@ def focused_view(frame: Frame) -> tuple[int, str] | None:
         return None
     first_row = frame.lines[box.row + 1]
     return box.index, "tree" if TREE_ROOT.search(first_row) else "raw"
+
+
+def focused_parsed(frame: Frame) -> bool:
+    """The selected lane's bottom border, when on screen, says it is parsed (only
+    then has it a tree to flip to)."""
+    box = next((box for box in lanes(frame) if box.focused), None)
+    if box is None:
+        return False
+    bottom = next((line for line in frame.lines[box.row + 1 :] if FOCUSED_BOTTOM in line), "")
+    return " parsed " in bottom
 
 
 def inspector_open(frame: Frame) -> bool:
@@ -170,15 +171,16 @@ def lane_in_view(frame: Frame) -> bool:
     return on_main_screen(frame) and bool(lanes(frame))
 
 
-def lane_focused(frame: Frame) -> bool:
-    return on_main_screen(frame) and focused_lane(frame) is not None
+def parsed_lane_focused(frame: Frame) -> bool:
+    return on_main_screen(frame) and focused_parsed(frame)
 
 
 KEYS = (
     # `j`, not `down`: with many lanes the column scrolls on `down` and keeps the focus.
     KeyCase("focus next lane", "j", focused_lane, lane_in_view, another_lane),
-    # At the finish every lane turns to its tree by itself.
-    KeyCase("tree/raw", "t", focused_view, lane_focused, same_lane_other_view, True),
+    # A streaming lane has no tree yet (`t` says so in a toast); at the finish every
+    # lane turns to its tree by itself.
+    KeyCase("tree/raw", "t", focused_view, parsed_lane_focused, same_lane_other_view, True),
     KeyCase("open inspector", "i", inspector_open, lane_in_view),
     KeyCase("close inspector", "i", inspector_open, inspector_open),
     KeyCase("pause", "Space", paused, lambda frame: on_main_screen(frame) and not paused(frame)),
