@@ -135,8 +135,11 @@ async def test_a_failed_parse_stays_raw_and_marks_the_error_position(
         assert good.view.state == "parsed" and mode(good) == "tree"
         raw = "".join(bad.buffer.plain_lines())
         assert bad.buffer.mark == raw.index("}")
+        said: list[str] = []
+        app.stream.notify = lambda message, **_: said.append(message)  # type: ignore[method-assign]
         await pilot.press("t")  # a failed lane has no tree to toggle to
         assert mode(bad) == "raw"
+        assert said == ["call #0 has no tree: its arguments did not parse"]
 
 
 async def test_truncated_stream_leaves_lanes_raw_and_marked(app_stub: StubServer) -> None:
@@ -384,6 +387,11 @@ async def test_preview_follows_each_step_and_gives_way_to_the_parsed_tree(
             await pilot.press("n")
         lane = app.stream.lanes.lanes[0]
         assert mode(lane) == "raw"
+        said: list[str] = []
+        app.stream.notify = lambda message, **_: said.append(message)  # type: ignore[method-assign]
+        await pilot.press("t")
+        assert mode(lane) == "raw"
+        assert said == ["call #0 has no tree yet: it is parsed at its end (p previews)"]
         await pilot.press("p")
         assert mode(lane) == "preview"
         assert lane.preview.value == {"location": "Be"}

@@ -31,6 +31,7 @@ from ..views import (
     call_row,
     calls_upto,
     is_over,
+    is_settled,
     lane_view,
     parsed_upto,
     shortened,
@@ -302,7 +303,14 @@ class StreamScreen(Screen[None]):
 
     def action_toggle_lane(self) -> None:
         index = self.selected
-        if index is None or not parsed_upto(self.watch.state.calls[index], self.cursor):
+        if index is None:
+            return
+        slot = self.watch.state.calls[index]
+        if not parsed_upto(slot, self.cursor):
+            if is_settled(slot, self.cursor):
+                self.notify(f"call #{index} has no tree: its arguments did not parse")
+            else:
+                self.notify(f"call #{index} has no tree yet: it is parsed at its end (p previews)")
             return
         self.raw_lanes ^= {index}
         self.draw(None)
