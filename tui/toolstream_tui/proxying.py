@@ -158,27 +158,42 @@ def shown_url(url: str) -> str:
     return Redactor(secrets_in(url, {})).url(url)
 
 
-class HeadlessPrinter:
+class FailOnCounter:
+    """Counts the finished requests that showed an anomaly --fail-on names."""
+
+    def __init__(self, fail_on: frozenset[str]) -> None:
+        self.fail_on = fail_on
+        self.failed_requests = 0
+
+    def failures(self, record: RequestRecord) -> list[str]:
+        """What --fail-on finds in a finished request, counted."""
+        found = lint_failures(record.session.state, self.fail_on)
+        self.failed_requests += bool(found)
+        return found
+
+    def __call__(self, record: RequestRecord, change: Change) -> None:
+        if change is Change.FINISHED:
+            self.failures(record)
+
+
+class HeadlessPrinter(FailOnCounter):
     """One compact JSON line per finished request on stdout, the --fail-on findings
     on stderr, and the stop signal once --exit-after requests are done."""
 
     def __init__(
         self, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None, stop: asyncio.Event
     ) -> None:
+        super().__init__(fail_on)
         self.log = log
-        self.fail_on = fail_on
         self.exit_after = exit_after
         self.stop = stop
-        self.failed_requests = 0
 
     def __call__(self, record: RequestRecord, change: Change) -> None:
         if change is not Change.FINISHED:
             return
         sys.stdout.write(printable_json(record.summary(), compact=True))
         sys.stdout.flush()
-        failures = lint_failures(record.session.state, self.fail_on)
-        self.failed_requests += bool(failures)
-        for line in failures:
+        for line in self.failures(record):
             print(f"{PROG}: request {record.id}: {inert(line)}", file=sys.stderr)
         if self.exit_after is not None and self.log.finished_count >= self.exit_after:
             self.stop.set()
@@ -284,18 +299,6 @@ async def run_request_list(
         stop.set()
         code = await serving
     return code or (EXIT_LINT if linter.failed_requests else EXIT_OK)
-
-
-class FailOnCounter:
-    """Counts the finished requests that showed an anomaly --fail-on names."""
-
-    def __init__(self, fail_on: frozenset[str]) -> None:
-        self.fail_on = fail_on
-        self.failed_requests = 0
-
-    def __call__(self, record: RequestRecord, change: Change) -> None:
-        if change is Change.FINISHED and lint_failures(record.session.state, self.fail_on):
-            self.failed_requests += 1
 
 
 def main_proxy(argv: Sequence[str]) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .dialect import Dialect, as_list, as_text, compact_json, gap_detail, index_in_range, preview
+from .dialect import Dialect, as_list, as_text, compact_json, excerpt, gap_detail, index_in_range
 from .events import Channel
 from .sse import SSEEvent
 from .state import CallSlot, StreamState
@@ -70,14 +70,14 @@ class ChatCompletionsDialect(Dialect):
         try:
             chunk = loads(data) if exact else loads_envelope(data)
         except ValueError:
-            self.note("data-not-json", None, f"event {event.number}: {preview(data)!r}")
+            self.note("data-not-json", None, f"event {event.number}: {excerpt(data)!r}")
             return
         self._data, self._chunk = data, chunk  # kept for _exact_index
         self.on_chunk(chunk)
 
     def on_chunk(self, chunk: Any) -> None:
         if not isinstance(chunk, dict):
-            self.note("unexpected-shape", None, f"data is not an object: {preview(str(chunk))}")
+            self.note("unexpected-shape", None, f"data is not an object: {excerpt(str(chunk))}")
             return
         if chunk.get("error"):
             self._on_error(chunk["error"])

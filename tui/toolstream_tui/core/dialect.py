@@ -19,7 +19,8 @@ def compact_json(value: Any) -> str:
         return repr(value)[:10000]
 
 
-def preview(text: str, limit: int = 200) -> str:
+def excerpt(text: str, limit: int = 200) -> str:
+    """The start of a text quoted in a message, saying how long the whole was."""
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
 
 
@@ -77,7 +78,7 @@ class Dialect:
     def check_index_range(self, index: int, lane: int, field: str) -> None:
         """After starting the call in `lane`: note a wire index that cannot be a lane."""
         if not index_in_range(index):
-            shown = preview(str(index), 40)
+            shown = excerpt(str(index), 40)
             self.note(
                 "index-out-of-range",
                 lane,
@@ -89,10 +90,10 @@ class Dialect:
         try:
             value = loads(event.data)
         except ValueError:
-            self.note("data-not-json", None, f"event {event.number}: {preview(event.data)!r}")
+            self.note("data-not-json", None, f"event {event.number}: {excerpt(event.data)!r}")
             return None
         if not isinstance(value, dict):
-            self.note("unexpected-shape", None, f"data is not an object: {preview(event.data)}")
+            self.note("unexpected-shape", None, f"data is not an object: {excerpt(event.data)}")
             return None
         return value
 

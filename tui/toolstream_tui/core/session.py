@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from .detect import make_dialect
-from .dialect import preview
+from .dialect import excerpt
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .schema import declared_tools
 from .sse import SSEComment, SSEDecoder
@@ -84,13 +84,13 @@ def _json_or_none(body: str) -> Any:
 def _error_message(body: str) -> str:
     payload = _json_or_none(body)
     if payload is None:
-        return preview(body.strip(), MAX_ERROR_BODY) or "(empty body)"
+        return excerpt(body.strip(), MAX_ERROR_BODY) or "(empty body)"
     error = payload.get("error") if isinstance(payload, dict) else None
     if isinstance(error, dict) and error.get("message"):
         return str(error["message"])
     if isinstance(error, str):
         return error
-    return preview(body.strip(), MAX_ERROR_BODY)
+    return excerpt(body.strip(), MAX_ERROR_BODY)
 
 
 class StreamSession:
@@ -224,7 +224,7 @@ class StreamSession:
                 self.state.note(
                     "unterminated-event",
                     None,
-                    f"bytes after the last blank line were not dispatched: {preview(trailing)!r}",
+                    f"bytes after the last blank line were not dispatched: {excerpt(trailing)!r}",
                     self.state.events,
                 )
         self._note_unknown_dialect()
@@ -313,11 +313,11 @@ class StreamSession:
                 detail = f"{self._event_too_long()}; it and the rest were not decoded"
                 self.state.note("limit-reached", None, detail, None)
         elif self.mode == "body" and not self.content_type:
-            self.state.fail(f"not an SSE stream (nor a JSON response): {preview(body.strip())}")
+            self.state.fail(f"not an SSE stream (nor a JSON response): {excerpt(body.strip())}")
         elif self.mode == "body":
             self.state.fail(
                 f"response is neither SSE nor a JSON completion ({self.content_type}): "
-                f"{preview(body.strip())}"
+                f"{excerpt(body.strip())}"
             )
 
     def _settle_json(self, body: str) -> None:
