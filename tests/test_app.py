@@ -108,6 +108,26 @@ async def test_pause_holds_the_display_and_resume_catches_up(app_stub: StubServe
         assert "".join(text) == "I'll check the weather in 北京 and 上海 for you."
 
 
+async def test_a_finished_screen_is_not_redrawn_until_something_changes(
+    app_stub: StubServer,
+) -> None:
+    app = make_app(app_stub, "demo")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        screen = app.stream
+        draws: list[float | None] = []
+        draw = screen.draw
+        screen.draw = lambda seconds: (draws.append(seconds), draw(seconds))  # type: ignore[method-assign]
+        screen.tick()
+        screen.tick()
+        assert draws == [], "an idle screen costs nothing per tick"
+        await pilot.resize_terminal(SIZE[0] - 10, SIZE[1] - 4)
+        screen.tick()
+        assert len(draws) == 1, "lanes are sized to the screen: a resize redraws"
+        screen.tick()
+        assert len(draws) == 1
+
+
 async def test_toggle_lane_and_all_lanes(app_stub: StubServer) -> None:
     app = make_app(app_stub, "demo")
     async with app.run_test(size=SIZE) as pilot:

@@ -128,6 +128,7 @@ class StreamScreen(Screen[None]):
         self._bundle_written = False
         self._last_tick = self.options.clock()
         self._redrawn_at, self._events_at_redraw = time.perf_counter(), 0
+        self._drawn_for: tuple[int, int, bool] | None = None  # cursor, events, paused
         self.status_bar = StatusBar(id="status")
         self.error_banner = Static(id="error-banner")
         self.text_pane = TextPane(watch.state, self.options.typing_cps, id="text-pane")
@@ -151,6 +152,7 @@ class StreamScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self.footer.show_command_palette = self.size.width >= self.FOOTER_PALETTE_WIDTH
+        self._drawn_for = None  # lanes are sized to the screen: the next tick redraws
 
     # -- the cursor and the display tick ------------------------------------------------
     @property
@@ -176,7 +178,19 @@ class StreamScreen(Screen[None]):
             return  # the redraw waits for the slower pace
         now = self.options.clock()
         seconds, self._last_tick = now - self._last_tick, now
-        self.draw(None if self.paused else seconds)
+        if not self.still():
+            self.draw(None if self.paused else seconds)
+
+    def still(self) -> bool:
+        """Nothing on screen can have changed since the last draw: the cursor and
+        what arrived are the same, no text is left to type, and no clock is shown
+        running (the stream is over and on screen, or the display is paused)."""
+        if self._drawn_for != (self.cursor, self.watch.state.events, self.paused):
+            return False
+        if not self.text_pane.caught_up:
+            return False
+        over = is_over(self.watch.state, self.cursor)
+        return self.settled_event.is_set() if over else self.paused
 
     def in_burst(self) -> bool:
         """More events arrive between redraws than anyone could read, and the last
@@ -191,6 +205,7 @@ class StreamScreen(Screen[None]):
         since the last draw, for the typewriter (None: reveal all)."""
         self._redrawn_at, self._events_at_redraw = time.perf_counter(), self.watch.state.events
         state, upto = self.watch.state, self.cursor
+        self._drawn_for = (upto, state.events, self.paused)
         over = is_over(state, upto)
         self.status_bar.show(
             status_view(

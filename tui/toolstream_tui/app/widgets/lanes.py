@@ -206,13 +206,16 @@ class LaneColumn(Vertical, can_focus=True):
         if many:
             self.call_list.show(indexes, window, selected, row, stamp)
         total = f" · {window.start + 1}-{window.stop} of {len(indexes)}" if many else ""
-        self.border_title = Text(f"tool calls{total}")
+        title = f"tool calls{total}"
+        if str(self.border_title) != title:  # setting it refreshes, even to the same
+            self.border_title = Text(title)
 
     def _show_placeholder(self, indexes: list[int], over: bool) -> None:
         self.placeholder.display = not indexes
         if not indexes:
             text = "no tool calls in this stream" if over else "no tool calls yet"
-            self.placeholder.update(Text(text))
+            if str(self.placeholder.content) != text:  # an update lays the screen out
+                self.placeholder.update(Text(text))
 
     def _mount_window(self, state: StreamState, shown: list[int]) -> None:
         for index in [index for index in self.lanes if index not in shown]:

@@ -145,6 +145,7 @@ class TextPane(Vertical):
         self._budget = 0.0
         self.border_title = Text("assistant")
         self.placeholder = Static(Text(WAITING), id="placeholder")
+        self._said = WAITING
         self.typed = TypedText(self.text, shown=inert_text, word_wrap=True)
 
     def compose(self) -> ComposeResult:
@@ -174,7 +175,13 @@ class TextPane(Vertical):
             self.typed.show(self.text, target)
         self.placeholder.display = self.text.length == 0
         if over and self.text.length == 0:
-            self.placeholder.update(Text(NO_TEXT))
+            self._say(NO_TEXT)
+
+    def _say(self, words: str) -> None:
+        # An update lays the screen out again: only when the words change, not per tick.
+        if words != self._said:
+            self._said = words
+            self.placeholder.update(Text(words))
 
     @property
     def has_text(self) -> bool:
@@ -185,5 +192,5 @@ class TextPane(Vertical):
         self.text = ChannelText(state)
         self._budget = 0.0
         self.typed.show(self.text, 0)
-        self.placeholder.update(Text(WAITING))
+        self._say(WAITING)
         self.placeholder.display = True
