@@ -103,6 +103,22 @@ async def wait_received(app: ToolstreamApp, timeout: float = SETTLE_TIMEOUT) -> 
     await asyncio.wait_for(app.workers.wait_for_complete(), timeout)
 
 
+MAX_LAYOUT_PASSES = 5  # two are enough: one to mount the lanes, one to size them
+
+
+async def redrawn_at_rest(pilot: Any) -> None:
+    """Redrawn until every lane has the size it wants (known once it has been laid
+    out: the display tick does this live; a test that moved the cursor does it here)."""
+    screen = pilot.app.stream
+    await pilot.pause()
+    for _ in range(MAX_LAYOUT_PASSES):
+        if screen.lanes.at_rest():
+            return
+        screen.draw(None)
+        await pilot.pause()
+    raise AssertionError(f"the lanes found no size in {MAX_LAYOUT_PASSES} redraws")
+
+
 def settled_then(*keys: str) -> Callable[[Any], Awaitable[None]]:
     """A snapshot's `run_before`: wait until everything is on screen, press `keys`."""
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from conftest import make_app, wait_received, wait_settled
+from conftest import make_app, redrawn_at_rest, wait_received, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app.screens.anomalies import AnomaliesScreen
 from toolstream_tui.app.screens.confirm import ConfirmScreen
@@ -54,12 +54,11 @@ async def test_no_character_of_a_raw_buffer_is_hidden(
         screen = app.stream
         screen.cursor = 400  # mid-stream: every lane in view still raw
         screen.draw(None)
-        await pilot.pause()
+        await redrawn_at_rest(pilot)
         if first_size is not None:
             await pilot.resize_terminal(*size)
-            await pilot.pause()
             screen.draw(None)
-            await pilot.pause()
+            await redrawn_at_rest(pilot)
         assert assert_nothing_hidden(screen) >= 2
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from conftest import make_app, settled_then, wait_received
+from conftest import make_app, redrawn_at_rest, settled_then, wait_received
 from toolstream_stubs import StubServer
 
 Snap = Callable[..., bool]
@@ -23,7 +23,7 @@ def stepped(steps: int) -> RunBefore:
         await wait_received(pilot.app)  # type: ignore[arg-type]
         for _ in range(steps):
             await pilot.press("n")
-        await pilot.pause()
+        await redrawn_at_rest(pilot)
         await pilot.wait_for_scheduled_animations()
 
     return run_before
@@ -38,7 +38,7 @@ def at_event(number: int) -> RunBefore:
         screen = pilot.app.stream  # type: ignore[attr-defined]
         screen.cursor = number
         screen.draw(None)
-        await pilot.pause()
+        await redrawn_at_rest(pilot)
         await pilot.wait_for_scheduled_animations()
 
     return run_before

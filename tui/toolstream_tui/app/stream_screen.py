@@ -167,6 +167,7 @@ class StreamScreen(Screen[None]):
         return (
             state.ended
             and self.cursor >= self.horizon
+            and self.lanes.at_rest()
             and self.text_pane.caught_up
             and all(lane.is_mounted for lane in self.lanes.lanes.values())
         )
@@ -184,10 +185,11 @@ class StreamScreen(Screen[None]):
     def still(self) -> bool:
         """Nothing on screen can have changed since the last draw: the cursor and
         what arrived are the same, no text is left to type, and no clock is shown
-        running (the stream is over and on screen, or the display is paused)."""
+        running (the stream is over and on screen, or the display is paused), and
+        every lane has the size it wants."""
         if self._drawn_for != (self.cursor, self.watch.state.events, self.paused):
             return False
-        if not self.text_pane.caught_up:
+        if not self.text_pane.caught_up or not self.lanes.at_rest():
             return False
         over = is_over(self.watch.state, self.cursor)
         return self.settled_event.is_set() if over else self.paused

@@ -167,6 +167,13 @@ class CallLane(Vertical):
         self.fields_line.display = True
 
     # -- size ---------------------------------------------------------------------------
+    def wrapped_to_fit(self) -> bool:
+        """The raw buffer is wrapped at the width it has (not one it had before
+        its last layout)."""
+        if not self.buffer.display:
+            return True
+        return self.buffer.wrap_width() == max(1, self.buffer.scrollable_content_region.width)
+
     def rows_wanted(self) -> int:
         """The rows this lane needs to show all it has (its frame included)."""
         view = self.view

@@ -126,6 +126,7 @@ class LaneColumn(Vertical, can_focus=True):
         self.lanes: dict[int, CallLane] = {}  # the lanes in the window, by call index
         self.indexes: list[int] = []  # the calls shown, in order
         self.first = 0  # position of the window's first call in `indexes`
+        self._sized_for: tuple[int, dict[int, int]] = (0, {})  # rows, what each lane wanted
 
     def compose(self) -> ComposeResult:
         yield self.placeholder
@@ -227,10 +228,21 @@ class LaneColumn(Vertical, can_focus=True):
                 self.deck.mount(lane, before=later[0] if later else None)
                 self.lanes[index] = lane
 
+    def _rows_and_wanted(self) -> tuple[int, dict[int, int]]:
+        rows = self.deck.content_region.height or self.content_region.height
+        return rows, {index: lane.rows_wanted() for index, lane in self.lanes.items()}
+
+    def at_rest(self) -> bool:
+        """Every lane is mounted and sized for what it wants now. What a lane wants
+        is known once it is laid out at its width, and the room once the compact
+        list is: until then the lanes must be shown again."""
+        laid_out = all(lane.is_mounted and lane.wrapped_to_fit() for lane in self.lanes.values())
+        return laid_out and self._rows_and_wanted() == self._sized_for
+
     def _size_lanes(self, shown: list[int]) -> None:
         lanes = [self.lanes[index] for index in shown]
-        rows = self.deck.content_region.height or self.content_region.height
-        heights = lane_heights([lane.rows_wanted() for lane in lanes], rows, LEAST_ROWS)
+        self._sized_for = rows, wanted = self._rows_and_wanted()
+        heights = lane_heights([wanted[index] for index in shown], rows, LEAST_ROWS)
         for lane, height in zip(lanes, heights, strict=True):
             if lane.styles.height is None or lane.styles.height.value != height:
                 lane.styles.height = height
