@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from toolstream_tui.core import StreamSession, build_report
-from toolstream_tui.sources.recording import read_timing
+from toolstream_tui.sources.recording import RecordedRead, timing_path, timing_records
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
@@ -150,36 +150,35 @@ def test_paced_copy_streams_for_the_seconds_asked(tmp_path: Path) -> None:
     made = files.stream_file(files.StreamSpec("parallel-64", "parallel", (4, 5000)), 1, tmp_path)
     path = files.paced(made, 20)
     assert path.read_bytes() == made.path.read_bytes()
-    reads = read_timing(path).reads
-    assert reads[-1] == {"end": made.body_bytes, "t": 20.0}
-    assert [read["end"] for read in reads] == sorted(read["end"] for read in reads)
-    assert reads[0]["t"] > 0
+    with timing_path(path).open("rb") as file:
+        records = timing_records(file, timing_path(path).name)
+        reads = [record for record in records if isinstance(record, RecordedRead)]
+    assert reads[-1] == RecordedRead(made.body_bytes, 20.0)
+    assert [read.end for read in reads] == sorted(read.end for read in reads)
+    assert (reads[0].t or 0) > 0
 
 
-def test_focus_is_read_from_border_colour_and_style() -> None:
+def test_the_selected_lane_and_the_status_are_read_off_a_frame() -> None:
     markers = bench_module("markers")
     terminal = bench_module("terminal")
-    red, green, blue = markers.ACCENT
-    accent = f"\x1b[38;2;{red - 1};{green};{blue}m"  # as Textual blends it
-    plain = "\x1b[38;2;0;69;120m"
     raw = [
-        " stub · openai-chat · streaming  PAUSED  · 12 events · 1 KB · 0.1s",
-        f"{plain}╭─ #0 get_weather · call_0 ─╮",
-        "│ {} │",  # the style carries over from the line above
-        f"{accent}╭─ #1 get_weather · call_1 ─╮",
-        "\x1b[0m│ ▼ {} 2 keys │",
-        f"{plain}╔═ #2 get_weather · call_2 ═╗",
+        " streaming · PAUSED at event 12 of 40 received · no anomalies · 0.1s · 1 KB",
+        "╭─ #0 get_weather · call_0 ─╮",
+        "│ {} │",
+        "╰─────────────── streaming ─╯",
+        "╔═ #1 get_weather · call_1 ═╗",
+        "║ ▼ {} 2 keys ║",
+        "╚════════════════ parsed ═╝",
     ]
     frame = terminal.Frame(0.0, raw)
-    assert [(box.index, box.focused) for box in markers.lanes(frame)] == [
-        (0, False),
-        (1, True),
-        (2, True),
-    ]
-    assert frame.cells[2][0].fg == (0, 69, 120)
+    assert [(box.index, box.focused) for box in markers.lanes(frame)] == [(0, False), (1, True)]
     assert markers.focused_view(frame) == (1, "tree")
+    assert markers.focused_parsed(frame)
     assert markers.paused(frame) and markers.state(frame) == "streaming"
     assert markers.events_shown(frame) == 12
+    live = terminal.Frame(0.0, [" finished · no anomalies · 0.3s · 40 events · 1 KB · /tmp/x.sse"])
+    assert markers.finished(live) and markers.events_shown(live) == 40
+    assert markers.status_facts(live) == "finished · no anomalies · 0.3s · 40 events · 1 KB"
 
 
 def test_a_key_is_answered_only_by_its_own_effect() -> None:
