@@ -212,8 +212,9 @@ def markdown(results: dict[str, Any]) -> str:
 
 # -- the README ------------------------------------------------------------------------
 def readme_with(readme: str, body: str) -> str:
-    """README text with its performance section's body replaced by `body`."""
-    found = re.search(rf"^{re.escape(README_HEADING)}\n(.*?)(?=^## |\Z)", readme, re.M | re.S)
+    """README text with its performance section's body replaced by `body` (up to
+    the next heading: its subsections are other benchmarks')."""
+    found = re.search(rf"^{re.escape(README_HEADING)}\n(.*?)(?=^###? |\Z)", readme, re.M | re.S)
     if found is None:
         raise ValueError(f"README has no {README_HEADING!r} section")
     return readme[: found.start(1)] + "\n" + body + "\n" + readme[found.end(1) :]

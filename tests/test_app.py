@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 from streaming import untimed
 
-from conftest import CliRunner, frozen_clock, make_app, wait_received, wait_settled
+from conftest import (
+    CliRunner,
+    frozen_clock,
+    make_app,
+    scenario_params,
+    wait_received,
+    wait_settled,
+)
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.stream_screen import BURST_EVENTS, BURST_REDRAW_SECONDS, StreamScreen
@@ -342,7 +349,7 @@ async def test_typing_speed_reveals_text_at_a_steady_rate(app_stub: StubServer) 
         assert screen.text_pane.caught_up
 
 
-@pytest.mark.parametrize("scenario", [info.name for info in list_scenarios()])
+@pytest.mark.parametrize("scenario", scenario_params(info.name for info in list_scenarios()))
 async def test_every_scenario_settles_with_lanes_matching_the_report(
     app_stub: StubServer, scenario: str
 ) -> None:
@@ -464,6 +471,7 @@ async def test_a_lane_lists_a_dozen_fields_and_counts_the_rest(tmp_path: Path) -
     assert "k11 0.00s · +8 more" in line and "k12" not in line
 
 
+@pytest.mark.slow
 async def test_a_burst_is_redrawn_at_a_slower_pace_and_shown_whole_at_its_end(
     app_stub: StubServer,
 ) -> None:

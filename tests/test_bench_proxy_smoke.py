@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "proxy.py"
 
 
+@pytest.mark.slow
 def test_quick_run_measures_latency_and_throughput(tmp_path: Path) -> None:
     results_path = tmp_path / "proxy.json"
     done = subprocess.run(

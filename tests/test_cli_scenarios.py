@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import CliRunner
+from conftest import CliRunner, scenario_params
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_stubs.generators import generate_items
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
@@ -412,7 +412,7 @@ def test_every_scenario_has_an_expectation() -> None:
     assert {info.name for info in list_scenarios()} == set(EXPECTED)
 
 
-@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+@pytest.mark.parametrize("scenario", scenario_params(sorted(EXPECTED)))
 def test_scenario_report_over_http(
     random_split_stub: StubServer, cli: CliRunner, scenario: str
 ) -> None:

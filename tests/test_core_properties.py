@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streaming import CHARS, OBJECTS, TEXT, cut, writes
@@ -197,6 +198,7 @@ def expected_calls(scenario: Scenario) -> list[dict[str, Any]]:
 # -- properties ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None)
 @given(scenarios())
 def test_any_arguments_any_fragments_any_writes_reassemble_exactly(scenario: Scenario) -> None:

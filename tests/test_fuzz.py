@@ -28,6 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streaming import untimed, writes
 
+from conftest import BIG_SCENARIOS
 from toolstream_stubs import list_scenarios, load_scenario
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
@@ -40,10 +41,8 @@ CONTENT_TYPES = ["text/event-stream", "application/json", "text/plain", ""]
 STATUSES = [200, 401, 500]
 ENDINGS = ["close", "interrupt", "fail"]
 STATUS_VALUES = {"finished", "truncated", "error"}
+pytestmark = pytest.mark.slow  # thousands of generated streams
 SCENARIOS = [info.name for info in list_scenarios()]
-# A megabyte of arguments: mutated a few times on its own (its size is the point),
-# left out where every example replays a whole scenario.
-BIG_SCENARIOS = {"huge-args"}
 
 
 # -- the reference SSE decoder ------------------------------------------------------
@@ -344,7 +343,7 @@ def garbage_line(draw: st.DrawFn) -> bytes:
     return field + body + eol
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     data=st.data(),
     lines=st.lists(garbage_line(), max_size=40),
@@ -464,7 +463,7 @@ def shaped_event(draw: st.DrawFn) -> bytes:
     return head + b"data: " + text.encode("utf-8", errors="surrogatepass") + b"\n\n"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     data=st.data(),
     events=st.lists(shaped_event(), max_size=12),
@@ -668,6 +667,8 @@ def test_mutated_scenarios(
     play_mutated(name, data, dialect, ending)
 
 
+# The big scenarios mutated a few times on their own (their size is the point); left
+# out where every example replays a whole scenario.
 @pytest.mark.parametrize("name", sorted(BIG_SCENARIOS))
 @settings(max_examples=3, deadline=None)
 @given(

@@ -61,7 +61,8 @@ async def test_requests_appear_live_and_open_in_the_stream_view(stub: StubServer
             assert body == weather.rendered, "the client gets upstream's bytes"
             await post(server.url + "/scenarios/name-repeated/v1/chat/completions")
             await until(lambda: log.finished_count == 2, pilot)
-            await pilot.pause(0.3)  # the list redraws four times a second
+            screen.draw()  # as the list's timer does four times a second
+            await pilot.pause()
             assert screen.table.ids == [2, 1], "newest first"
             assert screen.selected == 2, "following the newest"
             row, _tone = screen.table.row(1)
@@ -107,7 +108,8 @@ async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None
                 await until(lambda: bool(log.records), pilot)
                 record = log.records[1]
                 await until(lambda: record.session.state.events >= 4, pilot)
-                await pilot.pause(0.3)
+                app.requests.draw()  # as the list's timer does four times a second
+                await pilot.pause()
                 assert "streaming" in app.requests.table.row(1)[0]
                 await pilot.press("enter")
                 stream = app.screen

@@ -1014,6 +1014,7 @@ def test_demo_and_parallel_arguments_reassemble() -> None:
     assert all(json.loads(text) for text in parallel.values())
 
 
+@pytest.mark.slow
 def test_huge_args_is_a_megabyte_of_varied_json() -> None:
     scenario = load_scenario("huge-args")
     arguments = tool_arguments(scenario.rendered)[0]
