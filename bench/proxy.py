@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -245,6 +246,132 @@ def measure(plan: Plan) -> dict[str, Any]:
     return results
 
 
+# -- with the request list in a real terminal ---------------------------------------
+
+FOLLOWING = ("following newest", "f: follow newest")  # what `f` flips on the status row
+KEY_TIMEOUT_S = 20.0
+
+
+def following(frame: Any) -> bool | None:
+    status = frame.lines[0] if frame.lines else ""
+    if FOLLOWING[0] in status:
+        return True
+    return False if FOLLOWING[1] in status else None
+
+
+def free_port() -> int:
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    sock.close()
+    return int(port)
+
+
+def press_follow_until(terminal: Any, done: Any, seed: int) -> list[float | None]:
+    """`f` pressed a random 50-200 ms after each effect until `done` is set; each
+    press's time to the first captured frame whose status row flipped (None: no
+    flip within KEY_TIMEOUT_S)."""
+    rng = random.Random(seed)
+    latencies: list[float | None] = []
+    while not done.is_set():
+        time.sleep(rng.uniform(0.05, 0.2))
+        before = following(terminal.capture())
+        if before is None:
+            continue
+        sent = terminal.send_key("f")
+        while True:
+            frame = terminal.capture()
+            if following(frame) not in (None, before):
+                latencies.append((frame.t - sent) * 1000)
+                break
+            if frame.t - sent > KEY_TIMEOUT_S:
+                latencies.append(None)
+                break
+    return latencies
+
+
+def measure_with_app(plan: Plan) -> dict[str, Any]:
+    """The paced run through `toolstream-tui proxy` with its request list in tmux
+    (120x40), `f` pressed all the while; then the app's peak RSS."""
+    import threading
+
+    import terminal as tmux_terminal
+
+    results: dict[str, Any] = {"plan": asdict(plan), "load_start": load()}
+    upstream_command = [sys.executable, str(HERE), "--serve-upstream", "0"]
+    upstream, line = start(upstream_command)
+    upstream_url = LISTENING.search(line).group(1)  # type: ignore[union-attr]
+    port = free_port()
+    proxy_url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-m", "toolstream_tui", "proxy", "--upstream", upstream_url]
+    try:
+        with tmux_terminal.Terminal(120, 40) as term:
+            process = term.launch([*argv, "--listen", f"127.0.0.1:{port}"])
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while following(term.capture()) is None:
+                if time.monotonic() > deadline:
+                    raise SystemExit("bench/proxy.py: the request list did not show")
+            asyncio.run(paced_latencies(upstream_url, WARM_UP))
+            results["direct"] = asdict(figures(asyncio.run(paced_latencies(upstream_url, plan))))
+            asyncio.run(paced_latencies(proxy_url, WARM_UP))
+            done = threading.Event()
+            latencies: list[float] = []
+
+            def clients() -> None:
+                try:
+                    latencies.extend(asyncio.run(paced_latencies(proxy_url, plan)))
+                finally:
+                    done.set()
+
+            thread = threading.Thread(target=clients)
+            thread.start()
+            keys = press_follow_until(term, done, seed=plan.streams)
+            thread.join()
+            process.sample_peak()
+            results["proxied"] = asdict(figures(latencies))
+            answered = [latency for latency in keys if latency is not None]
+            results["keys"] = {
+                "presses": len(keys),
+                "unanswered": len(keys) - len(answered),
+                "median_ms": statistics.median(answered) if answered else None,
+                "max_ms": max(answered) if answered else None,
+            }
+            results["app_peak_rss_mb"] = process.peak_kb / 1024
+            term.send_key("q")
+            process.wait_gone(30)
+            process.kill()
+            process.close()
+    finally:
+        stop(upstream)
+    results["added_median_ms"] = results["proxied"]["median_ms"] - results["direct"]["median_ms"]
+    results["load_end"] = load()
+    return results
+
+
+def app_report(results: dict[str, Any]) -> str:
+    plan, keys = results["plan"], results["keys"]
+    lines = [
+        f"load average at start: {results['load_start']}",
+        "with the request list running (tmux 120x40): latency per chunk, upstream write -> "
+        f"client read: {plan['streams']} streams at once, {plan['events']} events each, one "
+        f"every {plan['interval_ms']:g} ms",
+    ]
+    for name in ("direct", "proxied"):
+        row = results[name]
+        lines.append(
+            f"  {name:<8} median {row['median_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
+            f"max {row['max_ms']:.3f} ms  ({row['events']} events)"
+        )
+    lines.append(f"  added by the proxy: median {results['added_median_ms']:+.3f} ms")
+    shown = "—" if keys["median_ms"] is None else f"{keys['median_ms']:.0f} / {keys['max_ms']:.0f}"
+    lines += [
+        f"key f -> the frame showing it, while they stream: median / max {shown} ms "
+        f"({keys['presses']} presses, {keys['unanswered']} unanswered)",
+        f"peak RSS of the app: {results['app_peak_rss_mb']:.0f} MB",
+        f"load average at end: {results['load_end']}",
+    ]
+    return "\n".join(lines)
+
+
 def report(results: dict[str, Any]) -> str:
     plan = results["plan"]
     lines = [
@@ -285,6 +412,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--interval-ms", type=float, help=f"between events (default {FULL.interval_ms:g})"
     )
+    parser.add_argument(
+        "--app",
+        action="store_true",
+        help="run the proxy with its request list in tmux, pressing keys (needs tmux)",
+    )
+    parser.add_argument("--events", type=int, help=f"per stream (default {FULL.events})")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--serve-upstream", metavar="BULK_BYTES", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -300,8 +433,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = replace(plan, streams=args.streams)
     if args.interval_ms is not None:
         plan = replace(plan, interval_ms=args.interval_ms)
-    results = measure(plan)
-    print(report(results))
+    if args.events is not None:
+        plan = replace(plan, events=args.events)
+    results = measure_with_app(plan) if args.app else measure(plan)
+    print(app_report(results) if args.app else report(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -5,6 +5,7 @@ whole both ways. No timing is asserted."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +33,32 @@ def test_quick_run_measures_latency_and_throughput(tmp_path: Path) -> None:
     assert results["bulk_bytes"] > 0
     assert results["direct_bulk_seconds"] > 0 and results["proxied_bulk_seconds"] > 0
     assert "added by the proxy" in done.stdout and "throughput" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="the request list runs in tmux")
+def test_quick_run_with_the_request_list_presses_keys(tmp_path: Path) -> None:
+    results_path = tmp_path / "proxy-app.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH),
+            "--quick",
+            "--app",
+            "--events",
+            "60",
+            "--json",
+            str(results_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    plan = results["plan"]
+    events = plan["streams"] * plan["events"]
+    assert results["direct"]["events"] == results["proxied"]["events"] == events
+    assert results["keys"]["presses"] >= 1 and results["app_peak_rss_mb"] > 0
+    assert "key f -> the frame" in done.stdout
