@@ -248,15 +248,16 @@ def measure(plan: Plan) -> dict[str, Any]:
 
 # -- with the request list in a real terminal ---------------------------------------
 
-FOLLOWING = ("following newest", "f: follow newest")  # what `f` flips on the status row
+# What `f` flips at the end of the status row (its last words may be cut at 120 columns).
+FOLLOWING = (re.compile(r"· following\b"), re.compile(r"· f: follow\b"))
 KEY_TIMEOUT_S = 20.0
 
 
 def following(frame: Any) -> bool | None:
     status = frame.lines[0] if frame.lines else ""
-    if FOLLOWING[0] in status:
+    if FOLLOWING[0].search(status):
         return True
-    return False if FOLLOWING[1] in status else None
+    return False if FOLLOWING[1].search(status) else None
 
 
 def free_port() -> int:
@@ -307,9 +308,10 @@ def measure_with_app(plan: Plan) -> dict[str, Any]:
         with tmux_terminal.Terminal(120, 40) as term:
             process = term.launch([*argv, "--listen", f"127.0.0.1:{port}"])
             deadline = time.monotonic() + START_TIMEOUT_S
-            while following(term.capture()) is None:
+            while following(frame := term.capture()) is None:
                 if time.monotonic() > deadline:
-                    raise SystemExit("bench/proxy.py: the request list did not show")
+                    shown = "\n".join(frame.lines[:3])
+                    raise SystemExit(f"bench/proxy.py: the request list did not show:\n{shown}")
             asyncio.run(paced_latencies(upstream_url, WARM_UP))
             results["direct"] = asdict(figures(asyncio.run(paced_latencies(upstream_url, plan))))
             asyncio.run(paced_latencies(proxy_url, WARM_UP))

@@ -174,15 +174,15 @@ class RequestListScreen(Screen[None]):
         records = self.proxy_log.records.values()
         streaming = sum(1 for record in records if not record.over)
         with_anomalies = sum(1 for record in records if record.session.state.anomalies)
-        parts = [
-            f"listening on {self.listening} → {self.upstream}",
-            f"{len(self.proxy_log.records)} requests",
-            f"{streaming} streaming",
-            f"⚠ {with_anomalies} with anomalies",
-        ]
+        # By importance: a narrow terminal cuts the addresses at the end, never the
+        # counts or whether the newest request is followed.
+        parts = [f"{len(self.proxy_log.records)} requests", f"{streaming} streaming"]
+        if with_anomalies:
+            parts.append(f"⚠ {with_anomalies} with anomalies")
         if self.anomalies_only:
             parts.append(f"showing {len(ids)} with anomalies")
         parts.append("following newest" if self.follow else "f: follow newest")
+        parts.append(f"listening on {self.listening} → {self.upstream}")
         return " · ".join(parts)
 
     # -- actions ---------------------------------------------------------------------

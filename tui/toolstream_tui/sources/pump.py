@@ -102,7 +102,6 @@ async def idle_limited(
     client and connecting is not a silence of the stream."""
     last_t = 0.0
     opened = False
-    turn_ends = time.perf_counter() + TURN_SECONDS
     async with aclosing(items):  # type: ignore[type-var]
         while True:
             try:
