@@ -349,6 +349,15 @@ def measure_with_app(plan: Plan) -> dict[str, Any]:
     return results
 
 
+def latency_lines(results: dict[str, Any]) -> list[str]:
+    """Per-chunk latency, directly and through the proxy."""
+    return [
+        f"  {name:<8} median {row['median_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
+        f"max {row['max_ms']:.3f} ms  ({row['events']} events)"
+        for name, row in ((name, results[name]) for name in ("direct", "proxied"))
+    ]
+
+
 def app_report(results: dict[str, Any]) -> str:
     plan, keys = results["plan"], results["keys"]
     lines = [
@@ -357,12 +366,7 @@ def app_report(results: dict[str, Any]) -> str:
         f"client read: {plan['streams']} streams at once, {plan['events']} events each, one "
         f"every {plan['interval_ms']:g} ms",
     ]
-    for name in ("direct", "proxied"):
-        row = results[name]
-        lines.append(
-            f"  {name:<8} median {row['median_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
-            f"max {row['max_ms']:.3f} ms  ({row['events']} events)"
-        )
+    lines += latency_lines(results)
     lines.append(f"  added by the proxy: median {results['added_median_ms']:+.3f} ms")
     shown = "—" if keys["median_ms"] is None else f"{keys['median_ms']:.0f} / {keys['max_ms']:.0f}"
     lines += [
@@ -381,12 +385,7 @@ def report(results: dict[str, Any]) -> str:
         f"latency per chunk, upstream write -> client read: {plan['streams']} streams at once, "
         f"{plan['events']} events each, one every {plan['interval_ms']:g} ms",
     ]
-    for name in ("direct", "proxied"):
-        row = results[name]
-        lines.append(
-            f"  {name:<8} median {row['median_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
-            f"max {row['max_ms']:.3f} ms  ({row['events']} events)"
-        )
+    lines += latency_lines(results)
     lines.append(
         f"  added by the proxy: median {results['added_median_ms']:+.3f} ms, "
         f"max through the proxy {results['proxied']['max_ms']:.3f} ms"

@@ -9,56 +9,44 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "proxy.py"
 
 
-@pytest.mark.slow
-def test_quick_run_measures_latency_and_throughput(tmp_path: Path) -> None:
+def quick_run(tmp_path: Path, *options: str) -> tuple[str, dict[str, Any]]:
+    """What `bench/proxy.py --quick` printed, and the figures it wrote."""
     results_path = tmp_path / "proxy.json"
     done = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--json", str(results_path)],
+        [sys.executable, str(BENCH), "--quick", *options, "--json", str(results_path)],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    results = json.loads(results_path.read_text(encoding="utf-8"))
+    return done.stdout, json.loads(results_path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_quick_run_measures_latency_and_throughput(tmp_path: Path) -> None:
+    printed, results = quick_run(tmp_path)
     plan = results["plan"]
     events = plan["streams"] * plan["events"]
     assert results["direct"]["events"] == results["proxied"]["events"] == events
     assert results["bulk_bytes"] > 0
     assert results["direct_bulk_seconds"] > 0 and results["proxied_bulk_seconds"] > 0
-    assert "added by the proxy" in done.stdout and "throughput" in done.stdout
+    assert "added by the proxy" in printed and "throughput" in printed
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="the request list runs in tmux")
 def test_quick_run_with_the_request_list_presses_keys(tmp_path: Path) -> None:
-    results_path = tmp_path / "proxy-app.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH),
-            "--quick",
-            "--app",
-            "--events",
-            "60",
-            "--json",
-            str(results_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    results = json.loads(results_path.read_text(encoding="utf-8"))
+    printed, results = quick_run(tmp_path, "--app", "--events", "60")
     plan = results["plan"]
     events = plan["streams"] * plan["events"]
     assert results["direct"]["events"] == results["proxied"]["events"] == events
     assert results["keys"]["presses"] >= 1 and results["app_peak_rss_mb"] > 0
-    assert "key f -> the frame" in done.stdout
+    assert "key f -> the frame" in printed
