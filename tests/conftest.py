@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from proxying import RunningProxy
 
 import toolstream_stubs
 import toolstream_tui
@@ -154,3 +155,17 @@ def settled_then(*keys: str) -> Callable[[Any], Awaitable[None]]:
         await pilot.wait_for_scheduled_animations()
 
     return run_before
+
+
+# -- the proxy, for the modules that define the `stub` it forwards to -----------------
+@pytest.fixture(scope="module")
+def shared_proxy(stub: StubServer) -> Iterator[RunningProxy]:
+    """One proxy per module, forwarding to that module's `stub`."""
+    with RunningProxy(stub.base_url) as running:
+        yield running
+
+
+@pytest.fixture
+def proxy(shared_proxy: RunningProxy) -> RunningProxy:
+    """The module's proxy with a fresh request log."""
+    return shared_proxy.fresh()

@@ -389,15 +389,20 @@ def test_an_unreadable_request_body_exits_1_like_an_unreadable_recording(
 # -- no terminal: a hint, not escape codes into a pipe --------------------------------
 
 
-def test_the_app_without_a_terminal_says_to_use_headless() -> None:
-    result = subprocess.run(
-        [console_script("toolstream-tui"), "--scenario", "weather"],
+def without_a_terminal(*args: str) -> subprocess.CompletedProcess[str]:
+    """The console script with stdin, stdout and stderr none of them a terminal."""
+    return subprocess.run(
+        [console_script("toolstream-tui"), *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def test_the_app_without_a_terminal_says_to_use_headless() -> None:
+    result = without_a_terminal("--scenario", "weather")
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr == (
@@ -428,14 +433,7 @@ def test_the_app_with_a_terminal_but_no_keyboard_says_so() -> None:
 def test_the_diff_view_without_a_terminal_says_to_use_headless(tmp_path: Path) -> None:
     recording = tmp_path / "a.sse"
     recording.write_bytes(FINISHED_BODY)
-    result = subprocess.run(
-        [console_script("toolstream-tui"), "diff", str(recording), str(recording)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = without_a_terminal("diff", str(recording), str(recording))
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr == (

@@ -46,17 +46,6 @@ def stub() -> Iterator[StubServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def shared_proxy(stub: StubServer) -> Iterator[RunningProxy]:
-    with RunningProxy(stub.base_url) as running:
-        yield running
-
-
-@pytest.fixture
-def proxy(shared_proxy: RunningProxy) -> RunningProxy:
-    return shared_proxy.fresh()
-
-
 def client() -> httpx.Client:
     return httpx.Client(timeout=WAIT_S, trust_env=False)
 

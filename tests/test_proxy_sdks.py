@@ -31,17 +31,6 @@ def stub() -> Iterator[StubServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def shared_proxy(stub: StubServer) -> Iterator[RunningProxy]:
-    with RunningProxy(stub.base_url) as running:
-        yield running
-
-
-@pytest.fixture
-def proxy(shared_proxy: RunningProxy) -> RunningProxy:
-    return shared_proxy.fresh()
-
-
 def openai_client(proxy: RunningProxy, scenario: str, transport: KeepingTransport) -> openai.OpenAI:
     return openai.OpenAI(
         api_key=KEY,
