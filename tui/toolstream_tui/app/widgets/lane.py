@@ -10,6 +10,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.color import Color
 from textual.containers import Vertical
 from textual.events import Click
 from textual.message import Message
@@ -54,8 +55,10 @@ class ArgumentBuffer(WrappedView):
 
 
 class CallLane(Vertical):
-    """Title: index, function name, id. Subtitle: state and anomaly badge."""
+    """Title: index, function name, id. Subtitle: state and anomaly badge. The
+    selected lane's frame is doubled, in its tone's colour."""
 
+    COMPONENT_CLASSES = {"call-lane--selected"}
     DEFAULT_CSS = """
     CallLane {
         height: auto;
@@ -64,14 +67,15 @@ class CallLane(Vertical):
         border-subtitle-color: $text-muted;
         padding: 0 1;
     }
-    CallLane.-selected { border: double $accent; }
     CallLane.-parsed { border: round $success; }
-    CallLane.-parsed.-selected { border: double $success; }
     CallLane.-failed, CallLane.-truncated { border: round $error; }
-    CallLane.-failed.-selected, CallLane.-truncated.-selected { border: double $error; }
     CallLane.-has-anomalies { border-subtitle-color: $warning; }
     CallLane.-schema { border: round $warning; }
-    CallLane.-schema.-selected { border: double $warning; }
+    CallLane > .call-lane--selected { color: $accent; }
+    CallLane.-parsed > .call-lane--selected { color: $success; }
+    CallLane.-failed > .call-lane--selected { color: $error; }
+    CallLane.-truncated > .call-lane--selected { color: $error; }
+    CallLane.-schema > .call-lane--selected { color: $warning; }
     CallLane > ArgumentBuffer, CallLane > ArgumentsTree { height: 1fr; }
     CallLane > .lane--error { color: $error; height: auto; max-height: 3; }
     CallLane.-schema > .lane--error { color: $warning; }
@@ -95,6 +99,7 @@ class CallLane(Vertical):
         self.fields_line = Static(classes="lane--fields")
         self.counter = Static(classes="lane--counter")
         self.preview = ArgumentsPreview()
+        self.selected = False
         self._tree_built = False
         for part in (self.arguments_tree, self.preview_tree, self.message_line, self.fields_line):
             part.display = False
@@ -112,9 +117,16 @@ class CallLane(Vertical):
         yield self.counter
 
     # -- drawing the view ---------------------------------------------------------
-    def show(self, view: LaneView, exact_preview: bool = False) -> None:
-        """Draw `view`; `exact_preview`: re-parse a preview on any growth (stepping)."""
+    def show(self, view: LaneView, selected: bool = False, exact_preview: bool = False) -> None:
+        """Draw `view`, framed as selected or not; `exact_preview`: re-parse a
+        preview on any growth (stepping)."""
         old, self.view = self.view, view
+        toned = old is None or old.tone != view.tone
+        if toned:
+            for tone in TONES:
+                self.set_class(tone == view.tone, f"-{tone}")
+        if selected != self.selected or (selected and toned):
+            self._frame(selected)
         if view.mode == "raw":
             self.buffer.show(self.buffer.source, view.chars, view.mark)
         elif view.mode == "tree" and not self._tree_built:
@@ -134,9 +146,6 @@ class CallLane(Vertical):
         if old is None or (old.title, old.subtitle) != (view.title, view.subtitle):
             self.border_title = Text(view.title)
             self.border_subtitle = Text(view.subtitle)
-        if old is None or old.tone != view.tone:
-            for tone in TONES:
-                self.set_class(tone == view.tone, f"-{tone}")
         self.set_class(view.anomalies > 0, "-has-anomalies")
         if old is None or old.messages != view.messages:
             self._show_messages(view.messages)
@@ -144,6 +153,16 @@ class CallLane(Vertical):
             self._show_fields(view)
         if old is None or old.counter != view.counter:
             self.counter.update(Text(view.counter), layout=False)
+
+    def _frame(self, selected: bool) -> None:
+        """The selected lane's frame, set on the lane itself: a class would restyle
+        the lane and all its parts on every selection (most of a key's time)."""
+        self.selected = selected
+        if not selected:
+            self.styles.border = None
+            return
+        color = self.get_component_rich_style("call-lane--selected").color
+        self.styles.border = ("double", Color.from_rich_color(color))
 
     def _show_messages(self, messages: tuple[str, ...]) -> None:
         self.message_line.update(Text("\n".join(map(inert, messages))))

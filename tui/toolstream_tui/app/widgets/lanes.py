@@ -201,8 +201,7 @@ class LaneColumn(Vertical, can_focus=True):
         self._mount_window(state, shown)
         for index in shown:
             lane = self.lanes[index]
-            lane.show(lane_view(lane.slot), exact_preview)
-            lane.set_class(index == selected, "-selected")
+            lane.show(lane_view(lane.slot), index == selected, exact_preview)
         self._size_lanes(shown)
         if many:
             self.call_list.show(indexes, window, selected, row, stamp)
