@@ -7,7 +7,6 @@ and the core's state, never a copy of the stream kept by a widget."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,12 @@ from conftest import (
 )
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.app.stream_screen import BURST_EVENTS, BURST_REDRAW_SECONDS, StreamScreen
+from toolstream_tui.app.stream_screen import (
+    BURST_EVENTS,
+    TICK_SECONDS,
+    StreamScreen,
+    redraw_due,
+)
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.options import WatchOptions
@@ -125,13 +129,13 @@ async def test_a_finished_screen_is_not_redrawn_until_something_changes(
         draws: list[float | None] = []
         draw = screen.draw
         screen.draw = lambda seconds: (draws.append(seconds), draw(seconds))  # type: ignore[method-assign]
-        screen.tick()
-        screen.tick()
+        screen.display_tick()
+        screen.display_tick()
         assert draws == [], "an idle screen costs nothing per tick"
         await pilot.resize_terminal(SIZE[0] - 10, SIZE[1] - 4)
-        screen.tick()
+        screen.display_tick()
         assert len(draws) == 1, "lanes are sized to the screen: a resize redraws"
-        screen.tick()
+        screen.display_tick()
         assert len(draws) == 1
 
 
@@ -320,7 +324,7 @@ async def test_double_click_on_a_lane_opens_its_inspector(app_stub: StubServer) 
         await pilot.pause()
         second = app.stream.lanes.lanes[1]
         await pilot.click(second)
-        assert app.stream.selected == 1 and second.has_class("-selected")
+        assert app.stream.selected == 1 and second.selected
         assert app.screen is app.stream
         await pilot.double_click(second)
         assert app.screen.title_text.startswith("fragments of call #1 get_time")
@@ -335,16 +339,16 @@ async def test_typing_speed_reveals_text_at_a_steady_rate(app_stub: StubServer) 
         await wait_received(app)
         await pilot.pause()
         screen = app.stream
-        screen.tick()
+        screen.display_tick()
         shown_at_start = screen.text_pane.revealed
         for second in range(1, 4):
             now[0] = float(second)
-            screen.tick()
+            screen.display_tick()
             assert screen.text_pane.revealed == shown_at_start + 10 * second
         assert not screen.text_pane.caught_up
         total = len(app.session.state.text)
         now[0] = 1000.0
-        screen.tick()
+        screen.display_tick()
         assert screen.text_pane.revealed == total
         assert screen.text_pane.caught_up
 
@@ -472,9 +476,7 @@ async def test_a_lane_lists_a_dozen_fields_and_counts_the_rest(tmp_path: Path) -
 
 
 @pytest.mark.slow
-async def test_a_burst_is_redrawn_at_a_slower_pace_and_shown_whole_at_its_end(
-    app_stub: StubServer,
-) -> None:
+async def test_a_burst_is_shown_whole_at_its_end(app_stub: StubServer) -> None:
     app = make_app(app_stub, "huge-args")  # 1 MB of arguments at full speed
     async with app.run_test(size=SIZE):
         await wait_settled(app)
@@ -482,12 +484,14 @@ async def test_a_burst_is_redrawn_at_a_slower_pace_and_shown_whole_at_its_end(
         (lane,) = lanes(screen)
         assert mode(lane) == "tree" and lane.view.fragments == state.calls[0].fragment_count
         assert screen.status_bar.view.shown_events == state.events, "the last draw shows all"
-        assert not screen.in_burst()
-        screen._events_at_redraw = state.events - BURST_EVENTS - 1
-        screen._redrawn_at = time.perf_counter() + 60  # a redraw "just now", however slow
-        assert screen.in_burst(), "many events since a recent redraw"
-        screen._redrawn_at = time.perf_counter() - BURST_REDRAW_SECONDS
-        assert not screen.in_burst(), "the slower pace is due"
-        screen._events_at_redraw = state.events - BURST_EVENTS
-        screen._redrawn_at = time.perf_counter() + 60
-        assert not screen.in_burst(), "a stream a person could read is never held back"
+        assert screen._frame_seconds > 0, "what a frame costs was measured"
+
+
+def test_redraws_leave_the_loop_to_the_stream_and_keys_as_frames_cost_more() -> None:
+    assert redraw_due(TICK_SECONDS, 0.0, 0), "cheap frames: 30 a second"
+    assert not redraw_due(TICK_SECONDS / 2, 0.0, 0)
+    assert not redraw_due(TICK_SECONDS, 0.1, 0), "a 100 ms frame waits as long again"
+    assert redraw_due(0.1, 0.1, 0)
+    assert not redraw_due(0.1, 0.1, BURST_EVENTS + 1), "a burst leaves the stream more"
+    assert redraw_due(0.5, 0.1, BURST_EVENTS + 1)
+    assert redraw_due(0.1, 0.1, BURST_EVENTS), "a stream a person could read: its share"

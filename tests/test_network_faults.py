@@ -154,7 +154,7 @@ async def test_the_status_bar_shows_a_stall_growing(stub: StubServer) -> None:
             await pilot.pause(0.01)
         for seconds in (0.5, 2.0, 5.0):
             now[0] = seconds
-            app.stream.tick()
+            app.stream.display_tick()
             shown = str(app.stream.status_bar.render())
             assert ("no data for" in shown) == (seconds > 1.0), shown
         assert "no data for 5.0s" in shown

@@ -9,7 +9,7 @@ from pathlib import Path
 from .core import StreamSession, StreamState
 from .core.events import StreamEvent
 from .options import WatchOptions
-from .sources import Source, pump
+from .sources import Source, Turns, pump
 from .sources.recording import Tape, source_items
 from .wire_log import WireLog
 
@@ -59,9 +59,10 @@ class Watch:
         """Data arrived (the pump, or whoever feeds the session, says so)."""
         self.last_arrival = self.options.clock()
 
-    async def run(self, source: Source, record: Path | None) -> None:
+    async def run(self, source: Source, record: Path | None, turns: Turns | None = None) -> None:
         """Pump `source` into the session until it ends; a failure of the source or
-        of the recording ends the stream with the reason, never a traceback."""
+        of the recording ends the stream with the reason, never a traceback.
+        `turns`: when the pump gives the event loop back (the display's input)."""
         session, idle = self.session, self.options.limits.idle_timeout
         try:
             items = source_items(source, record, self.tape, idle)
@@ -69,7 +70,7 @@ class Watch:
             self.record_error = f"cannot record to {record}: {exc.strerror}"
             items = source_items(source, None, self.tape, idle)
         try:
-            await pump(items, session, self.received)
+            await pump(items, session, self.received, turns)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             session.fail(f"{type(exc).__name__}: {exc}", 0.0)
 

@@ -49,10 +49,15 @@ from .widgets.status_bar import StatusBar
 from .widgets.text_pane import TextPane
 
 TICK_SECONDS = 1 / 30
+# The share of the event loop redraws may take while a stream arrives; the rest is
+# left to the stream and to keys, which wait behind a frame being drawn.
+DISPLAY_SHARE = 0.5
 # A stream sending more wire events than this between two redraws is a burst (a
-# replay at speed 0, a stub at full speed; no model streams 30k events a second).
+# replay at speed 0, a stub at full speed; no model streams 30k events a second):
+# the stream gets more of the loop.
 BURST_EVENTS = 1_000
-BURST_REDRAW_SECONDS = 0.1  # during a burst the screen is redrawn at 10 Hz, not 30
+BURST_DISPLAY_SHARE = 0.2
+LONGEST_FRAME_SECONDS = 0.5  # a frame measured longer waited for something else
 REPORT_NAME = "toolstream-report.json"
 TOAST_PATH_WIDTH = 40
 MAX_BODY_LINES = 20
@@ -128,6 +133,7 @@ class StreamScreen(Screen[None]):
         self._bundle_written = False
         self._last_tick = self.options.clock()
         self._redrawn_at, self._events_at_redraw = time.perf_counter(), 0
+        self._frame_seconds = 0.0  # what the last draw cost until it was on screen
         self._drawn_for: tuple[int, int, bool] | None = None  # cursor, events, paused
         self.status_bar = StatusBar(id="status")
         self.error_banner = Static(id="error-banner")
@@ -173,10 +179,14 @@ class StreamScreen(Screen[None]):
         )
 
     def tick(self) -> None:
+        """The display timer: a display tick when the pace allows one."""
+        if self.redraw_due():
+            self.display_tick()
+
+    def display_tick(self) -> None:
+        """The cursor follows the stream (unless paused), and what changed is drawn."""
         if not self.paused:
             self.cursor = self.horizon
-        if self.in_burst():
-            return  # the redraw waits for the slower pace
         now = self.options.clock()
         seconds, self._last_tick = now - self._last_tick, now
         if not self.still():
@@ -194,18 +204,21 @@ class StreamScreen(Screen[None]):
         over = is_over(self.watch.state, self.cursor)
         return self.settled_event.is_set() if over else self.paused
 
-    def in_burst(self) -> bool:
-        """More events arrive between redraws than anyone could read, and the last
-        redraw was recent: redrawing less often leaves the time to the stream
-        (real time: this paces work, it is never displayed)."""
-        arrived = self.watch.state.events - self._events_at_redraw
-        recent = time.perf_counter() - self._redrawn_at < BURST_REDRAW_SECONDS
-        return arrived > BURST_EVENTS and recent
+    def redraw_due(self) -> bool:
+        """The display has had no more than its share of the loop since the last
+        redraw, given what the last frame cost (real time: this paces work, it is
+        never displayed)."""
+        return redraw_due(
+            time.perf_counter() - self._redrawn_at,
+            self._frame_seconds,
+            self.watch.state.events - self._events_at_redraw,
+        )
 
     def draw(self, seconds: float | None) -> None:
         """Every part of the screen from the state at the cursor. `seconds`: time
         since the last draw, for the typewriter (None: reveal all)."""
         self._redrawn_at, self._events_at_redraw = time.perf_counter(), self.watch.state.events
+        self.call_after_refresh(self._frame_drawn, self._redrawn_at)
         state, upto = self.watch.state, self.cursor
         self._drawn_for = (upto, state.events, self.paused)
         over = is_over(state, upto)
@@ -245,6 +258,10 @@ class StreamScreen(Screen[None]):
         if self.settled and not self.settled_event.is_set():
             # What this draw changed is laid out and drawn only at the next refresh.
             self.call_after_refresh(self._settled_on_screen)
+
+    def _frame_drawn(self, began: float) -> None:
+        """A draw is on screen: what it cost, layout and rendering included."""
+        self._frame_seconds = min(LONGEST_FRAME_SECONDS, time.perf_counter() - began)
 
     def lane_view(self, slot: CallSlot):  # type: ignore[no-untyped-def]
         return lane_view(
@@ -455,6 +472,14 @@ class StreamScreen(Screen[None]):
         message = f"repro bundle written to {shown_path(directory)}"
         self.notify(message)
         return message
+
+
+def redraw_due(since_redraw: float, frame_seconds: float, arrived: int) -> bool:
+    """Whether to redraw, `since_redraw` seconds after a redraw whose frame took
+    `frame_seconds`, with `arrived` wire events since: at most 30 times a second,
+    and no more often than keeps the display within its share of the loop."""
+    share = BURST_DISPLAY_SHARE if arrived > BURST_EVENTS else DISPLAY_SHARE
+    return since_redraw >= max(TICK_SECONDS, frame_seconds * (1 - share) / share)
 
 
 def shown_path(path: Path) -> str:

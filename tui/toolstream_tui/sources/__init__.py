@@ -1,7 +1,7 @@
 """Where bytes come from: HTTP, a replayed recording, or the embedded stub."""
 
 from .base import BodyChunk, Clock, ResponseHead, Source, SourceItem, TransportError
-from .pump import Limits, pump
+from .pump import Limits, Turns, pump
 
 __all__ = [
     "BodyChunk",
@@ -11,5 +11,6 @@ __all__ = [
     "Source",
     "SourceItem",
     "TransportError",
+    "Turns",
     "pump",
 ]

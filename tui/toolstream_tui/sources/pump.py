@@ -28,6 +28,41 @@ EventSink = Callable[[list[StreamEvent]], None]
 # loop a turn this often: keys and redraws wait at most this long for the pump, and
 # the loop's own cost is paid per turn, not per read (200k reads are 200k turns).
 TURN_SECONDS = 0.004
+# A key or a click holds the pumps until its effect is on screen, at most this long
+# (an input that changes nothing on screen releases them only by this clock).
+HOLD_SECONDS = 0.25
+
+
+class Turns:
+    """When a pump may take the event loop again: at once, unless a person's input
+    is being answered (`hold`), then once that answer is drawn (`release`). The
+    screen shares the loop with the pumps; a key must not queue behind them."""
+
+    def __init__(self) -> None:
+        self._free = asyncio.Event()
+        self._free.set()
+        self._expiry: asyncio.TimerHandle | None = None
+
+    @property
+    def held(self) -> bool:
+        return not self._free.is_set()
+
+    def hold(self, seconds: float = HOLD_SECONDS) -> None:
+        self._free.clear()
+        if self._expiry is not None:
+            self._expiry.cancel()
+        self._expiry = asyncio.get_running_loop().call_later(seconds, self.release)
+
+    def release(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        self._free.set()
+
+    async def take(self) -> None:
+        """Give the loop a turn, and wait while the display answers input."""
+        await asyncio.sleep(0)
+        await self._free.wait()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +89,16 @@ class Limits:
 STOP_ANOMALIES = {TRANSPORT: "connection-lost", IDLE_TIMEOUT: "idle-timeout"}
 
 
-async def pump(items: AsyncIterator[SourceItem], session: StreamSession, sink: EventSink) -> None:
+async def pump(
+    items: AsyncIterator[SourceItem],
+    session: StreamSession,
+    sink: EventSink,
+    turns: Turns | None = None,
+) -> None:
     """Feed every item to the session until the source ends, stops (a transport
     failure, an idle timeout, an unreadable recording), or the session stops
     taking bytes (a size limit). The source is closed in every case, so a
-    connection or recording is released."""
+    connection or recording is released. `turns`: when to give the loop back."""
     last_t = 0.0
     opened = False
     turn_ends = time.perf_counter() + TURN_SECONDS
@@ -77,7 +117,8 @@ async def pump(items: AsyncIterator[SourceItem], session: StreamSession, sink: E
                 if session.ended:  # a size limit cut the stream: stop reading
                     return
                 if time.perf_counter() >= turn_ends:  # real time: paces work, never shown
-                    await asyncio.sleep(0)  # a fast source must not starve the event loop
+                    # a fast source must not starve the event loop
+                    await (turns.take() if turns else asyncio.sleep(0))
                     turn_ends = time.perf_counter() + TURN_SECONDS
             else:
                 sink(stopped(session, item, opened))
