@@ -495,3 +495,21 @@ def test_redraws_leave_the_loop_to_the_stream_and_keys_as_frames_cost_more() -> 
     assert not redraw_due(0.1, 0.1, BURST_EVENTS + 1), "a burst leaves the stream more"
     assert redraw_due(0.5, 0.1, BURST_EVENTS + 1)
     assert redraw_due(0.1, 0.1, BURST_EVENTS), "a stream a person could read: its share"
+
+
+async def test_a_key_holds_the_stream_until_its_effect_is_drawn(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        turns, holds = app.turns, []
+        hold = turns.hold
+
+        def hold_until_released(seconds: float = 0.0) -> None:
+            holds.append(seconds)
+            hold(3600.0)  # only the drawn effect may release it, not the clock
+
+        turns.hold = hold_until_released  # type: ignore[method-assign]
+        await pilot.press("j")
+        assert len(holds) == 1, "the key held the pump"
+        await pilot.pause()
+        assert not turns.held, "released once the new selection was on screen"
