@@ -57,6 +57,41 @@ def calls_upto(state: StreamState, upto: int) -> list[int]:
     return sorted(index for index, slot in state.calls.items() if slot.started_event <= upto)
 
 
+@dataclass(frozen=True, slots=True)
+class CallCounts:
+    """The calls at a cursor: those started (their indexes, in order), and how many
+    of the settled ones did not parse or broke their schema."""
+
+    started: list[int]
+    failed: int
+    rejected: int
+
+
+class CallsAt:
+    """`CallCounts` at a cursor, counted again only when the cursor or the state
+    moved: counting walks every call, and a key on a finished stream of ten
+    thousand calls must not."""
+
+    def __init__(self) -> None:
+        self._counted_for: tuple[int, int, int, int, bool] | None = None
+        self._counts = CallCounts([], 0, 0)
+
+    def at(self, state: StreamState, upto: int) -> CallCounts:
+        moved = (id(state), upto, state.events, state.now, state.ended)
+        if moved != self._counted_for:
+            self._counted_for, self._counts = moved, call_counts(state, upto)
+        return self._counts
+
+
+def call_counts(state: StreamState, upto: int) -> CallCounts:
+    failed = rejected = 0
+    for slot in state.calls.values():
+        if is_settled(slot, upto):
+            failed += not (slot.parsed and slot.error is None)
+            rejected += bool(slot.schema_errors)
+    return CallCounts(calls_upto(state, upto), failed, rejected)
+
+
 def anomalies_upto(state: StreamState, upto: int) -> int:
     """How many distinct anomalies had been seen by wire event `upto` (they are
     recorded in the order first seen)."""
@@ -283,10 +318,12 @@ def status_view(
     paused: bool,
     live_elapsed: float,
     quiet: float,
+    counts: CallCounts | None = None,
 ) -> StatusView:
     """The status bar after wire event `upto`. `live_elapsed`: seconds since the
     request by the app's clock (shown while live); `quiet`: seconds since data
-    last arrived (a stall, once over the stall threshold)."""
+    last arrived (a stall, once over the stall threshold); `counts`: the calls at
+    `upto`, if already counted."""
     over = is_over(state, upto)
     if over:
         stream_state = state.status.value
@@ -302,11 +339,7 @@ def status_view(
     else:
         elapsed = live_elapsed
     waiting = quiet if not over and not paused and quiet > state.stall_threshold else None
-    failed = rejected = 0
-    for slot in state.calls.values():
-        if is_settled(slot, upto):
-            failed += not (slot.parsed and slot.error is None)
-            rejected += bool(slot.schema_errors)
+    counts = counts or call_counts(state, upto)
     return StatusView(
         source=state.source,
         dialect=state.dialect if (state.dialect_event or 0) <= upto else "detecting",
@@ -319,8 +352,8 @@ def status_view(
         elapsed=elapsed,
         waiting=waiting,
         anomalies=anomalies_upto(state, upto),
-        failed_calls=failed,
-        rejected_calls=rejected,
+        failed_calls=counts.failed,
+        rejected_calls=counts.rejected,
     )
 
 

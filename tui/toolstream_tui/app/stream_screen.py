@@ -28,6 +28,7 @@ from ..core.state import CallSlot
 from ..core.timing import stream_timing
 from ..core.visible import inert_text
 from ..views import (
+    CallsAt,
     call_row,
     calls_upto,
     is_over,
@@ -128,6 +129,7 @@ class StreamScreen(Screen[None]):
         self.paused = self.options.start_paused
         self.previewing = self.options.preview
         self.selected: int | None = None
+        self.calls_at = CallsAt()
         self.raw_lanes: set[int] = set()  # parsed calls the person asked to see raw
         self.settled_event = asyncio.Event()
         self._bundle_written = False
@@ -222,6 +224,7 @@ class StreamScreen(Screen[None]):
         state, upto = self.watch.state, self.cursor
         self._drawn_for = (upto, state.events, self.paused)
         over = is_over(state, upto)
+        counts = self.calls_at.at(state, upto)
         self.status_bar.show(
             status_view(
                 state,
@@ -229,10 +232,11 @@ class StreamScreen(Screen[None]):
                 paused=self.paused,
                 live_elapsed=self.watch.elapsed(),
                 quiet=self.watch.quiet(),
+                counts=counts,
             )
         )
         self.text_pane.show(upto, seconds, over)
-        indexes = calls_upto(state, upto)
+        indexes = counts.started
         if self.selected not in indexes:
             self.selected = indexes[0] if indexes else None
         self.lanes.show(
