@@ -16,6 +16,7 @@ from conftest import (
     CliRunner,
     frozen_clock,
     make_app,
+    redrawn_at_rest,
     scenario_params,
     wait_received,
     wait_settled,
@@ -30,6 +31,7 @@ from toolstream_tui.app.stream_screen import (
 )
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.core.visible import inert
 from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.replay import ReplaySource
 
@@ -513,3 +515,31 @@ async def test_a_key_holds_the_stream_until_its_effect_is_drawn(app_stub: StubSe
         assert len(holds) == 1, "the key held the pump"
         await pilot.pause()
         assert not turns.held, "released once the new selection was on screen"
+
+
+async def test_lanes_reused_as_the_window_moves_show_only_their_new_call(
+    app_stub: StubServer,
+) -> None:
+    """16 calls, a few lanes in view: selecting each call in turn moves the window,
+    and a lane that shows another call shows all of it and nothing of the old."""
+    app = make_app(app_stub, "many-parallel")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_settled(app)
+        screen, state = app.stream, app.session.state
+        await pilot.press("T")  # every call raw: the buffers can be compared
+        lanes_seen: set[CallLane] = set()
+        for _ in range(len(state.calls)):
+            await pilot.press("j")
+            await redrawn_at_rest(pilot)
+            shown = screen.lanes.lanes
+            lanes_seen |= set(shown.values())
+            assert screen.selected in shown and shown[screen.selected].selected
+            for index, lane in shown.items():
+                assert lane.slot is state.calls[index] and lane.view is not None
+                assert lane.view.title.startswith(f"#{index} ")
+                assert mode(lane) == "raw"
+                raw = state.calls[index].arguments_raw
+                assert "".join(lane.buffer.plain_lines()) == inert(raw)
+                assert lane.selected == (index == screen.selected)
+            assert list(screen.lanes.deck.children) == [shown[i] for i in sorted(shown)]
+        assert len(lanes_seen) < len(state.calls), "lanes are reused, not one per call"

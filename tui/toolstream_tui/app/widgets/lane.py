@@ -89,7 +89,7 @@ class CallLane(Vertical):
             self.double = double
 
     def __init__(self, slot: CallSlot) -> None:
-        super().__init__(id=f"lane-{slot.index}")
+        super().__init__()
         self.slot = slot
         self.view: LaneView | None = None
         self.buffer = ArgumentBuffer(slot)
@@ -115,6 +115,14 @@ class CallLane(Vertical):
         yield self.message_line
         yield self.fields_line
         yield self.counter
+
+    def show_call(self, slot: CallSlot) -> None:
+        """Another call in this lane (the window of lanes moved): nothing drawn of
+        the old one stays. Cheaper than a new lane, which is composed and styled."""
+        self.slot, self.view = slot, None
+        self.preview = ArgumentsPreview()
+        self._tree_built = False
+        self.buffer.show(FragmentText(slot.pieces), 0)
 
     # -- drawing the view ---------------------------------------------------------
     def show(self, view: LaneView, selected: bool = False, exact_preview: bool = False) -> None:

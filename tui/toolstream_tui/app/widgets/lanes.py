@@ -218,14 +218,26 @@ class LaneColumn(Vertical, can_focus=True):
                 self.placeholder.update(Text(text))
 
     def _mount_window(self, state: StreamState, shown: list[int]) -> None:
-        for index in [index for index in self.lanes if index not in shown]:
-            self.lanes.pop(index).remove()
+        """A lane for each call in `shown`, in order: the lanes of calls that left the
+        window show the calls that entered it; only the lanes missing are new."""
+        spare = [self.lanes.pop(index) for index in list(self.lanes) if index not in shown]
         for position, index in enumerate(shown):
-            if index not in self.lanes:
+            if index in self.lanes:
+                continue
+            later = [self.lanes[i] for i in shown[position + 1 :] if i in self.lanes]
+            if spare:
+                lane = spare.pop()
+                lane.show_call(state.calls[index])
+                if later:
+                    self.deck.move_child(lane, before=later[0])
+                elif self.deck.children and self.deck.children[-1] is not lane:
+                    self.deck.move_child(lane, after=self.deck.children[-1])
+            else:
                 lane = CallLane(state.calls[index])
-                later = [self.lanes[i] for i in shown[position + 1 :] if i in self.lanes]
                 self.deck.mount(lane, before=later[0] if later else None)
-                self.lanes[index] = lane
+            self.lanes[index] = lane
+        for lane in spare:
+            lane.remove()
 
     def _rows_and_wanted(self) -> tuple[int, dict[int, int]]:
         rows = self.deck.content_region.height or self.content_region.height
