@@ -120,9 +120,12 @@ def tune_garbage_collector() -> None:
     """A fast stream allocates a few small objects per event and keeps almost none
     of them in cycles; collecting every 700 allocations, and walking Textual's whole
     widget tree each time, cost about a quarter of the app's time on a 1 MB stream.
-    Collect less often, and leave the objects alive at start-up out of it."""
+    Collect the old generations rarely, and leave the objects alive at start-up out
+    of it. The young one is collected every 5,000 allocations: every 100,000, each
+    collection took 150 ms on 64 streaming calls, a pause a key waits behind; at
+    5,000 they take under 10 ms and no more in all."""
     gc.freeze()
-    gc.set_threshold(100_000, 50, 1000)
+    gc.set_threshold(5_000, 50, 1000)
 
 
 def run_app(source: Source, options: WatchOptions) -> int:
