@@ -421,11 +421,13 @@ def quiet_uvicorn_logging() -> None:
 class PipeFeed(asyncio.Protocol):
     """Frames to the watching process down a pipe, written by the forwarder's own
     loop: a write never waits (asyncio keeps what the pipe cannot take yet), and
-    once the watching process is gone, nothing more is written."""
+    once the watching process is gone, nothing more is written. The frames put
+    during one turn of the loop go in one write, after the forwarding that turn."""
 
     def __init__(self) -> None:
         self.transport: asyncio.WriteTransport | None = None
         self.gone = False
+        self._frames: list[bytes] = []
 
     async def open(self, fd: int) -> None:
         pipe = open(fd, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
@@ -436,14 +438,23 @@ class PipeFeed(asyncio.Protocol):
         self.gone = True
 
     def put(self, request_id: int, item: TapItem | Exchange) -> None:
-        if self.transport is not None and not self.gone:
-            self.transport.write(frame(request_id, item))
+        if self.transport is None or self.gone:
+            return
+        if not self._frames:
+            asyncio.get_running_loop().call_soon(self._write)
+        self._frames.append(frame(request_id, item))
+
+    def _write(self) -> None:
+        frames, self._frames = self._frames, []
+        if self.transport is not None and not self.gone and frames:
+            self.transport.write(b"".join(frames))
 
     async def flush(self, timeout: float) -> None:
         """Until what is kept has been written (or the reader is gone, or `timeout`)."""
         transport = self.transport
         if transport is None:
             return
+        self._write()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 while not self.gone and transport.get_write_buffer_size():
