@@ -183,6 +183,44 @@ def test_a_blocked_consumer_does_not_hold_back_the_client() -> None:
     assert record.state == "finished" and record.bytes == len(received)
 
 
+def test_a_watcher_that_reads_nothing_never_holds_back_a_stream_bigger_than_the_pipe() -> None:
+    """The log's loop (which reads the pipe from the forwarder) is stuck from the
+    request's first change on, and the response is many times what a pipe holds:
+    the forwarder keeps what the pipe cannot take, and the client gets every byte
+    before the watcher reads one."""
+    release, blocked, gave_up = threading.Event(), threading.Event(), threading.Event()
+    event = b"data: " + b"x" * 4090 + b"\n\n"
+    events = 1024  # 4 MiB
+
+    async def big_stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        head = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        for _ in range(events):
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def stuck(record: RequestRecord, change: Change) -> None:
+        if change is Change.ADDED:
+            blocked.set()
+            if not release.wait(WAIT_S):
+                gave_up.set()  # a forwarder waiting on the pipe would end up here
+
+    with (
+        AsgiUpstream(big_stream) as upstream,
+        RunningProxy(upstream.url, listeners=(stuck,)) as proxy,
+    ):
+        _, received = fetch(proxy.url + "/v1/chat/completions", content=b"{}")
+        assert blocked.is_set() and not gave_up.is_set()  # the whole stream came meanwhile
+        release.set()
+        [record] = proxy.finished(1)
+    assert received == event * events
+    assert record.forwarded_bytes == record.bytes == len(received)
+
+
 def test_a_core_that_fails_does_not_cut_the_client(
     proxy: RunningProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
