@@ -265,6 +265,22 @@ def test_secrets_go_upstream_and_nowhere_else(stub: StubServer, tmp_path: Path) 
     assert REDACTED in record.path and REDACTED in record.summary()["error"]
 
 
+def test_each_request_is_redacted_of_its_own_key(stub: StubServer) -> None:
+    """Requests with different keys one after another (A, B, then A again): the key
+    the upstream echoes is redacted from each record, whichever came before."""
+    keys = ["sk-proxy-first-0a1b2c3d4e", "sk-proxy-second-5f6a7b8c9d", "sk-proxy-first-0a1b2c3d4e"]
+    path = "/scenarios/http-401-echo/v1/chat/completions"
+    with RunningProxy(stub.base_url) as proxy:
+        for key in keys:
+            headers = {"authorization": f"Bearer {key}"}
+            _, received = fetch(proxy.url + path, headers=headers, content=b"{}")
+            assert key.encode() in received  # the client gets the echo untouched
+        records = proxy.finished(3)
+    for key, record in zip(keys, records, strict=True):
+        assert key not in json.dumps(record.summary())
+        assert REDACTED in record.summary()["error"]
+
+
 # -- bad input ----------------------------------------------------------------------
 
 
