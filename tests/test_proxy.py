@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +33,7 @@ from toolstream_tui.sources.proxy import (
     FrameReader,
     Note,
     TapEnd,
+    bind,
     frame,
     is_loopback,
     parse_upstream,
@@ -279,6 +283,32 @@ def test_each_request_is_redacted_of_its_own_key(stub: StubServer) -> None:
     for key, record in zip(keys, records, strict=True):
         assert key not in json.dumps(record.summary())
         assert REDACTED in record.summary()["error"]
+
+
+def test_the_forwarder_stops_cleanly_once_the_watching_process_is_gone() -> None:
+    """The watching process holds the forwarder's stdin: once that is closed (the
+    process ended, however it ended), the forwarder stops by itself, with status 0
+    and nothing on stderr."""
+    listening = bind("127.0.0.1", 0)
+    read_fd, write_fd = os.pipe()
+    config = json.dumps({"upstream": f"http://127.0.0.1:{free_port()}", "port": 0})
+    command = [sys.executable, "-m", "toolstream_tui.sources.forwarder"]
+    command += ["--listen-fd", str(listening.fileno()), "--tap-fd", str(write_fd)]
+    try:
+        forwarder = subprocess.Popen(
+            [*command, "--config", config],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(listening.fileno(), write_fd),
+        )
+    finally:
+        os.close(write_fd)
+        listening.close()
+    assert forwarder.stdin is not None and forwarder.stderr is not None
+    forwarder.stdin.close()
+    code = forwarder.wait(WAIT_S)
+    os.close(read_fd)
+    assert code == 0 and forwarder.stderr.read() == b""
 
 
 # -- bad input ----------------------------------------------------------------------

@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -526,7 +527,7 @@ class Forwarder:
 
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, on_signal)
-        threading.Thread(target=lambda: (sys.stdin.buffer.read(), stop.set()), daemon=True).start()
+        threading.Thread(target=lambda: (wait_for_eof(0), stop.set()), daemon=True).start()
         serving = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
         serving.start()
         while serving.is_alive() and not stop.wait(0.1):
@@ -536,6 +537,15 @@ class Forwarder:
             serving.join(0.1)
             if stop.is_set() and self.server.force_exit:
                 break
+
+
+def wait_for_eof(fd: int) -> None:
+    """Until `fd` is closed at the other end. With os.read, not sys.stdin: a daemon
+    thread blocked inside a buffered reader makes the interpreter's shutdown abort
+    ("Fatal Python error: _enter_buffered_busy") when it closes stdin."""
+    with contextlib.suppress(OSError):
+        while os.read(fd, 4096):
+            pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
