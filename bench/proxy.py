@@ -1,10 +1,13 @@
 """What `toolstream-tui proxy` adds: `python bench/proxy.py` (`--quick`: seconds).
 
-1. Latency per chunk. An upstream (uvicorn, its own process) stamps every SSE event
-   with the moment it writes it (CLOCK_MONOTONIC, one clock for every process on the
-   machine); 64 clients in this process read paced streams at once, directly and
-   through `toolstream-tui proxy --headless` (a third process), and note when each
-   event reaches them. Added latency: proxied minus direct.
+1. Latency per chunk. An upstream (plain asyncio, its own process) stamps every SSE
+   event with the moment it writes it (CLOCK_MONOTONIC, one clock for every process
+   on the machine); 64 clients in this process (plain asyncio too: with httpx and
+   uvicorn the bench's own CPU made the direct floor ~100 ms on a busy machine)
+   read paced streams at once, directly and through `toolstream-tui proxy
+   --headless` (a third process), and note when each event reaches them. Added
+   latency: proxied minus direct. The proxy's CPU per event is split between its
+   forwarder and its watching process.
 2. Throughput. One big-args stream (bench/streams.py) served as fast as possible,
    read whole, directly and through the proxy; best of N.
 
