@@ -1,10 +1,13 @@
 """What `toolstream-tui proxy` adds: `python bench/proxy.py` (`--quick`: seconds).
 
-1. Latency per chunk. An upstream (uvicorn, its own process) stamps every SSE event
-   with the moment it writes it (CLOCK_MONOTONIC, one clock for every process on the
-   machine); 64 clients in this process read paced streams at once, directly and
-   through `toolstream-tui proxy --headless` (a third process), and note when each
-   event reaches them. Added latency: proxied minus direct.
+1. Latency per chunk. An upstream (plain asyncio, its own process) stamps every SSE
+   event with the moment it writes it (CLOCK_MONOTONIC, one clock for every process
+   on the machine); 64 clients in this process (plain asyncio too: with httpx and
+   uvicorn the bench's own CPU made the direct floor ~100 ms on a busy machine)
+   read paced streams at once, directly and through `toolstream-tui proxy
+   --headless` (a third process), and note when each event reaches them. Added
+   latency: proxied minus direct. The proxy's CPU per event is split between its
+   forwarder and its watching process.
 2. Throughput. One big-args stream (bench/streams.py) served as fast as possible,
    read whole, directly and through the proxy; best of N.
 
@@ -23,15 +26,13 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import streams
-import uvicorn
 
 from toolstream_tui.sources.proxy import bind
 
@@ -39,6 +40,12 @@ HERE = Path(__file__).resolve()
 # Agents send a key; the proxy must keep it out of what it shows, on every read.
 AUTHORIZATION = {"Authorization": "Bearer sk-proj-" + "Bench0Key1" * 16}
 WRITE_SIZE = 64 * 1024
+READ_SIZE = 256 * 1024
+RESPONSE_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+    b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+)
+STAMP = re.compile(rb'"content": "(\d+) "')
 LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_S = 60.0
 
@@ -71,40 +78,73 @@ def paced_event(stamp: int, finish: str | None = None) -> bytes:
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
-def upstream_app(bulk: bytes) -> Any:
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        while (await receive()).get("more_body"):
-            pass
-        query = {key: values[0] for key, values in parse_qs(scope["query_string"].decode()).items()}
-        head = [(b"content-type", b"text/event-stream")]
-        await send({"type": "http.response.start", "status": 200, "headers": head})
-        if scope["path"] == "/paced":
-            await asyncio.sleep(float(query["offset_ms"]) / 1000)
-            for _ in range(int(query["events"])):
-                event = paced_event(time.monotonic_ns())
-                await send({"type": "http.response.body", "body": event, "more_body": True})
-                await asyncio.sleep(float(query["interval_ms"]) / 1000)
-            tail = paced_event(0, "stop") + b"data: [DONE]\n\n"
-        else:
-            for start in range(0, len(bulk), WRITE_SIZE):
-                piece = bulk[start : start + WRITE_SIZE]
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
-            tail = b""
-        await send({"type": "http.response.body", "body": tail, "more_body": False})
+# The paced event around its stamp, made once: 3200 json.dumps a second cost the
+# upstream more than its writes.
+PACED_BEFORE, PACED_AFTER = paced_event(1).split(b'"1 "')
 
-    return app
+
+def stamped_event(stamp: int) -> bytes:
+    return b'%s"%d "%s' % (PACED_BEFORE, stamp, PACED_AFTER)
+
+
+def chunk_of(data: bytes) -> bytes:
+    """`data` as one chunk of a chunked HTTP/1.1 body."""
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+async def read_request(reader: asyncio.StreamReader) -> str:
+    """The request target; the headers and the body are read and dropped."""
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    request_line, *lines = head.split("\r\n")
+    length = 0
+    for line in lines:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    await reader.readexactly(length)
+    return request_line.split(" ")[1]
+
+
+def upstream_handler(bulk: bytes) -> Any:
+    """A plain asyncio HTTP/1.1 server, one response per connection: the bench's
+    own processes must cost little next to the proxy, or their CPU is measured as
+    latency (uvicorn and h11 here cost ~80 us per paced event)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            path, _, query_string = (await read_request(reader)).partition("?")
+            query = {key: values[0] for key, values in parse_qs(query_string).items()}
+            writer.write(RESPONSE_HEAD)
+            if path == "/paced":
+                await asyncio.sleep(float(query["offset_ms"]) / 1000)
+                for _ in range(int(query["events"])):
+                    writer.write(chunk_of(stamped_event(time.monotonic_ns())))
+                    await asyncio.sleep(float(query["interval_ms"]) / 1000)
+                writer.write(chunk_of(paced_event(0, "stop") + b"data: [DONE]\n\n"))
+            else:
+                for start in range(0, len(bulk), WRITE_SIZE):
+                    writer.write(chunk_of(bulk[start : start + WRITE_SIZE]))
+                    await writer.drain()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    return handle
 
 
 def serve_upstream(bulk_argument_bytes: int) -> None:
     bulk = streams.big_args("bench-proxy", bulk_argument_bytes).body
     sock = bind("127.0.0.1", 0)
     print(f"listening on http://127.0.0.1:{sock.getsockname()[1]} {len(bulk)}", flush=True)
-    config = uvicorn.Config(
-        upstream_app(bulk), http="h11", interface="asgi3", lifespan="off", log_config=None
-    )
-    uvicorn.Server(config).run(sockets=[sock])
+
+    async def serve() -> None:
+        server = await asyncio.start_server(upstream_handler(bulk), sock=sock)
+        await server.serve_forever()
+
+    asyncio.run(serve())
 
 
 # -- processes --------------------------------------------------------------------
@@ -140,49 +180,103 @@ def stop(process: subprocess.Popen[str]) -> None:
 # -- measuring ----------------------------------------------------------------------
 
 
-async def read_paced(http: httpx.AsyncClient, url: str, latencies: list[float]) -> None:
-    buffer = b""
+class Dechunker:
+    """The body of a chunked HTTP/1.1 response, read by read (enough for the
+    responses the upstream and the proxy send; trailers are not expected)."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.left = 0  # bytes of the current chunk still to come, then its CRLF
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        self.buffer += data
+        body = bytearray()
+        while self.buffer and not self.done:
+            if self.left:
+                piece = self.buffer[: self.left]
+                body += piece
+                self.left -= len(piece)
+                self.buffer = self.buffer[len(piece) :]
+                if self.left:
+                    break
+                self.left = -2  # the CRLF after the chunk
+            if self.left < 0:
+                if len(self.buffer) < 2:
+                    break
+                self.buffer, self.left = self.buffer[2:], 0
+            line, found, rest = self.buffer.partition(b"\r\n")
+            if not found:
+                break
+            size = int(line.split(b";")[0], 16)
+            self.buffer, self.left, self.done = rest, size, size == 0
+        return bytes(body)
+
+
+async def exchange(url: str, on_body: Callable[[bytes, int], None]) -> None:
+    """POST to `url` as an agent would (its key, `Connection: close`) and hand each
+    read of the response body to `on_body` with the moment it arrived."""
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    target = f"{parts.path}?{parts.query}" if parts.query else parts.path
     body = b'{"model": "bench", "stream": true}'
-    async with http.stream("POST", url, content=body, headers=AUTHORIZATION) as response:
-        async for chunk in response.aiter_raw():
+    head = [f"POST {target} HTTP/1.1", f"Host: {parts.netloc}", "Connection: close"]
+    head += [f"{name}: {value}" for name, value in AUTHORIZATION.items()]
+    head += ["Content-Type: application/json", f"Content-Length: {len(body)}", "", ""]
+    writer.write("\r\n".join(head).encode() + body)
+    try:
+        response_head = await reader.readuntil(b"\r\n\r\n")
+        status_line = response_head.split(b"\r\n")[0]
+        if b" 200 " not in status_line + b" ":
+            raise SystemExit(f"bench/proxy.py: {url} answered {status_line.decode()!r}")
+        chunks = Dechunker()
+        while data := await reader.read(READ_SIZE):
             now = time.monotonic_ns()
-            buffer += chunk
-            *events, buffer = buffer.split(b"\n\n")
-            for event in events:
-                if event == b"data: [DONE]":
-                    continue
-                content = json.loads(event[6:])["choices"][0]["delta"].get("content")
-                if content:
-                    latencies.append((now - int(content)) / 1e6)
+            on_body(chunks.feed(data), now)
+        if not chunks.done:
+            raise SystemExit(f"bench/proxy.py: {url} ended before its last chunk")
+    finally:
+        writer.close()
+
+
+async def read_paced(url: str, latencies: list[float]) -> None:
+    buffer = b""
+
+    def on_body(data: bytes, now: int) -> None:
+        nonlocal buffer
+        *events, buffer = (buffer + data).split(b"\n\n")
+        for event in events:
+            stamp = STAMP.search(event)
+            if stamp is not None:
+                latencies.append((now - int(stamp[1])) / 1e6)
+
+    await exchange(url, on_body)
 
 
 async def paced_latencies(base: str, plan: Plan) -> list[float]:
     latencies: list[float] = []
-    limits = httpx.Limits(max_connections=plan.streams + 8)
-    async with httpx.AsyncClient(timeout=120, limits=limits, trust_env=False) as http:
-        reads = [
-            read_paced(
-                http,
-                f"{base}/paced?events={plan.events}&interval_ms={plan.interval_ms}"
-                f"&offset_ms={plan.interval_ms * i / plan.streams}",
-                latencies,
-            )
-            for i in range(plan.streams)
-        ]
-        await asyncio.gather(*reads)
+    reads = [
+        read_paced(
+            f"{base}/paced?events={plan.events}&interval_ms={plan.interval_ms}"
+            f"&offset_ms={plan.interval_ms * i / plan.streams}",
+            latencies,
+        )
+        for i in range(plan.streams)
+    ]
+    await asyncio.gather(*reads)
     return latencies
 
 
 async def bulk_seconds(base: str) -> tuple[float, int]:
-    async with httpx.AsyncClient(timeout=120, trust_env=False) as http:
-        start_t = time.perf_counter()
-        size = 0
-        async with http.stream(
-            "POST", f"{base}/bulk", content=b"{}", headers=AUTHORIZATION
-        ) as response:
-            async for chunk in response.aiter_raw():
-                size += len(chunk)
-        return time.perf_counter() - start_t, size
+    size = 0
+
+    def on_body(data: bytes, now: int) -> None:
+        nonlocal size
+        size += len(data)
+
+    start_t = time.perf_counter()
+    await exchange(f"{base}/bulk", on_body)
+    return time.perf_counter() - start_t, size
 
 
 @dataclass
@@ -199,15 +293,23 @@ def figures(latencies: list[float]) -> LatencyFigures:
     return LatencyFigures(len(ordered), statistics.median(ordered), p99, ordered[-1])
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User and system CPU of a process and its children so far (Linux: /proc)."""
+def cpu_seconds(pid: int, children: bool = True) -> float | None:
+    """User and system CPU of a process (and its children) so far (Linux: /proc)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split() if children else []
     except OSError:
         return None
     own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return own + sum(cpu_seconds(int(child)) or 0.0 for child in children)
+    return own + sum(cpu_seconds(int(child)) or 0.0 for child in kids)
+
+
+def proxy_cpu(pid: int) -> tuple[float, float] | None:
+    """CPU seconds so far of the watching process and of the forwarder (its child)."""
+    watching, both = cpu_seconds(pid, children=False), cpu_seconds(pid)
+    if watching is None or both is None:
+        return None
+    return watching, both - watching
 
 
 def load() -> str:
@@ -226,12 +328,16 @@ def measure(plan: Plan) -> dict[str, Any]:
         try:
             for name, base in (("direct", upstream_url), ("proxied", proxy_url)):
                 asyncio.run(paced_latencies(base, WARM_UP))  # connections made, code loaded
-                before = cpu_seconds(proxy.pid)
+                before = proxy_cpu(proxy.pid)
                 latencies = asyncio.run(paced_latencies(base, plan))
                 results[name] = asdict(figures(latencies))
-                after = cpu_seconds(proxy.pid)
+                after = proxy_cpu(proxy.pid)
                 if name == "proxied" and before is not None and after is not None:
-                    results["proxy_cpu_us_per_event"] = (after - before) / len(latencies) * 1e6
+                    per_event = [
+                        (b - a) / len(latencies) * 1e6 for a, b in zip(before, after, strict=True)
+                    ]
+                    results["watching_cpu_us_per_event"] = per_event[0]
+                    results["forwarder_cpu_us_per_event"] = per_event[1]
                 runs = [asyncio.run(bulk_seconds(base)) for _ in range(plan.repeat)]
                 assert all(size == bulk_size for _, size in runs), (runs, bulk_size)
                 results[f"{name}_bulk_seconds"] = min(seconds for seconds, _ in runs)
@@ -390,10 +496,10 @@ def report(results: dict[str, Any]) -> str:
         f"  added by the proxy: median {results['added_median_ms']:+.3f} ms, "
         f"max through the proxy {results['proxied']['max_ms']:.3f} ms"
     )
-    if "proxy_cpu_us_per_event" in results:
+    if "forwarder_cpu_us_per_event" in results:
         lines.append(
-            f"  CPU of the proxy (both processes): {results['proxy_cpu_us_per_event']:.0f} us "
-            "per event"
+            f"  CPU per event: forwarder {results['forwarder_cpu_us_per_event']:.0f} us, "
+            f"watching process {results['watching_cpu_us_per_event']:.0f} us"
         )
     mb = results["bulk_bytes"] / 1e6
     direct, proxied = results["direct_bulk_seconds"], results["proxied_bulk_seconds"]

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +33,7 @@ from toolstream_tui.sources.proxy import (
     FrameReader,
     Note,
     TapEnd,
+    bind,
     frame,
     is_loopback,
     parse_upstream,
@@ -183,6 +187,44 @@ def test_a_blocked_consumer_does_not_hold_back_the_client() -> None:
     assert record.state == "finished" and record.bytes == len(received)
 
 
+def test_a_watcher_that_reads_nothing_never_holds_back_a_stream_bigger_than_the_pipe() -> None:
+    """The log's loop (which reads the pipe from the forwarder) is stuck from the
+    request's first change on, and the response is many times what a pipe holds:
+    the forwarder keeps what the pipe cannot take, and the client gets every byte
+    before the watcher reads one."""
+    release, blocked, gave_up = threading.Event(), threading.Event(), threading.Event()
+    event = b"data: " + b"x" * 4090 + b"\n\n"
+    events = 1024  # 4 MiB
+
+    async def big_stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        head = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        for _ in range(events):
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def stuck(record: RequestRecord, change: Change) -> None:
+        if change is Change.ADDED:
+            blocked.set()
+            if not release.wait(WAIT_S):
+                gave_up.set()  # a forwarder waiting on the pipe would end up here
+
+    with (
+        AsgiUpstream(big_stream) as upstream,
+        RunningProxy(upstream.url, listeners=(stuck,)) as proxy,
+    ):
+        _, received = fetch(proxy.url + "/v1/chat/completions", content=b"{}")
+        assert blocked.is_set() and not gave_up.is_set()  # the whole stream came meanwhile
+        release.set()
+        [record] = proxy.finished(1)
+    assert received == event * events
+    assert record.forwarded_bytes == record.bytes == len(received)
+
+
 def test_a_core_that_fails_does_not_cut_the_client(
     proxy: RunningProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -225,6 +267,48 @@ def test_secrets_go_upstream_and_nowhere_else(stub: StubServer, tmp_path: Path) 
     for secret in [*SECRET_VALUES, QUERY_KEY]:
         assert secret not in kept
     assert REDACTED in record.path and REDACTED in record.summary()["error"]
+
+
+def test_each_request_is_redacted_of_its_own_key(stub: StubServer) -> None:
+    """Requests with different keys one after another (A, B, then A again): the key
+    the upstream echoes is redacted from each record, whichever came before."""
+    keys = ["sk-proxy-first-0a1b2c3d4e", "sk-proxy-second-5f6a7b8c9d", "sk-proxy-first-0a1b2c3d4e"]
+    path = "/scenarios/http-401-echo/v1/chat/completions"
+    with RunningProxy(stub.base_url) as proxy:
+        for key in keys:
+            headers = {"authorization": f"Bearer {key}"}
+            _, received = fetch(proxy.url + path, headers=headers, content=b"{}")
+            assert key.encode() in received  # the client gets the echo untouched
+        records = proxy.finished(3)
+    for key, record in zip(keys, records, strict=True):
+        assert key not in json.dumps(record.summary())
+        assert REDACTED in record.summary()["error"]
+
+
+def test_the_forwarder_stops_cleanly_once_the_watching_process_is_gone() -> None:
+    """The watching process holds the forwarder's stdin: once that is closed (the
+    process ended, however it ended), the forwarder stops by itself, with status 0
+    and nothing on stderr."""
+    listening = bind("127.0.0.1", 0)
+    read_fd, write_fd = os.pipe()
+    config = json.dumps({"upstream": f"http://127.0.0.1:{free_port()}", "port": 0})
+    command = [sys.executable, "-m", "toolstream_tui.sources.forwarder"]
+    command += ["--listen-fd", str(listening.fileno()), "--tap-fd", str(write_fd)]
+    try:
+        forwarder = subprocess.Popen(
+            [*command, "--config", config],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(listening.fileno(), write_fd),
+        )
+    finally:
+        os.close(write_fd)
+        listening.close()
+    assert forwarder.stdin is not None and forwarder.stderr is not None
+    forwarder.stdin.close()
+    code = forwarder.wait(WAIT_S)
+    os.close(read_fd)
+    assert code == 0 and forwarder.stderr.read() == b""
 
 
 # -- bad input ----------------------------------------------------------------------

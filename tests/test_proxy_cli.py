@@ -21,6 +21,7 @@ from streaming import untimed
 
 from conftest import CliRunner, console_script
 from toolstream_stubs import StubServer
+from toolstream_tui.proxying import WATCHER_NICENESS
 from toolstream_tui.sources.proxy import bind
 
 LISTENING = re.compile(r"listening on (http://\S+)")
@@ -114,7 +115,26 @@ def test_a_signal_stops_the_proxy_cleanly(stub: StubServer, sent: signal.Signals
     assert code == 0, proxy.stderr
     assert json.loads(first)["status"] == "finished"
     assert "stopped after 1 request" in proxy.stderr
-    assert "Traceback" not in proxy.stderr
+    assert "Traceback" not in proxy.stderr and "Fatal Python error" not in proxy.stderr
+
+
+def nice_of(pid: int) -> int:
+    """The nice value of a process's main thread (Linux: /proc)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads priorities in /proc")
+def test_the_watching_process_steps_behind_the_forwarder(stub: StubServer) -> None:
+    """When the cores are busy the forwarder (the agent's streams) goes first and the
+    watching process (the core, the screen) second: its nice value is higher."""
+    with proxy_process("--upstream", stub.base_url, "--headless") as proxy:
+        proxy.send("/v1/chat/completions")  # the signal handlers are in place by then
+        pid = proxy.process.pid
+        [forwarder] = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        watching, forwarding = nice_of(pid), nice_of(int(forwarder))
+        proxy.process.send_signal(signal.SIGTERM)
+        assert proxy.wait() == 0, proxy.stderr
+    assert watching == min(19, forwarding + WATCHER_NICENESS)
 
 
 def test_without_a_terminal_the_request_list_says_to_add_headless(stub: StubServer) -> None:

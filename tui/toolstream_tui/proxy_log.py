@@ -31,6 +31,7 @@ from .sources.recording import Recorder, Tape, recorded, taped
 from .sources.secrets import Redactor, secrets_in
 
 DEFAULT_KEEP = 200
+REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
 
@@ -156,6 +157,7 @@ class ProxyLog:
         self._listeners: list[Listener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._next_id = 1
+        self._redactors: dict[tuple[str, ...], Redactor] = {}
         self._warn = warn
         self._listener_failed = False
 
@@ -171,7 +173,7 @@ class ProxyLog:
         request = HttpRequest(
             url=exchange.url, method=exchange.method, headers=exchange.headers, body=exchange.body
         )
-        redactor = Redactor(secrets_in(exchange.url, exchange.headers))
+        redactor = self._redactor(secrets_in(exchange.url, exchange.headers))
         sent = redacted_request(request, redactor)
         model, is_json = model_of(sent.body)
         record = RequestRecord(
@@ -191,6 +193,19 @@ class ProxyLog:
         task = asyncio.get_running_loop().create_task(self._consume(record, tap, sent, redactor))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _redactor(self, secrets: list[str]) -> Redactor:
+        """The redactor for these secrets, made once for the requests that carry them:
+        compiling every spelling of a 170-character key takes ~16 ms of this loop,
+        which 64 requests starting at once would pay 64 times."""
+        key = tuple(secrets)
+        redactor = self._redactors.pop(key, None)
+        if redactor is None:
+            redactor = Redactor(secrets)
+        self._redactors[key] = redactor  # the most recently used last
+        while len(self._redactors) > REDACTORS_KEPT:
+            del self._redactors[next(iter(self._redactors))]
+        return redactor
 
     async def wait_idle(self) -> None:
         """Until every request taken so far is over."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -41,6 +43,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_LINT = 3
 CONSUMER_GRACE_S = 5.0  # after the server stopped, how long the core may take to catch up
+WATCHER_NICENESS = 10  # how far the watching process steps back from the forwarder
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,6 +202,15 @@ class HeadlessPrinter(FailOnCounter):
             self.stop.set()
 
 
+def step_behind_the_forwarder() -> None:
+    """Lower the priority of this process (the core, the screen) below that of the
+    forwarder it has started, which keeps the one it was started with: when the
+    cores are busy, the agent's streams go first. (On Linux a thread's own: this
+    is the loop's thread, and the threads started from here on inherit it.)"""
+    with contextlib.suppress(OSError):
+        os.nice(WATCHER_NICENESS)
+
+
 def start_server(config: ProxyConfig, log: ProxyLog) -> ProxyServer | None:
     """Listen and start forwarding, saying where on stderr (None: cannot listen)."""
     server = ProxyServer(config, log.take, asyncio.get_running_loop())
@@ -210,6 +222,7 @@ def start_server(config: ProxyConfig, log: ProxyLog) -> ProxyServer | None:
             file=sys.stderr,
         )
         return None
+    step_behind_the_forwarder()
     print(
         f"{PROG}: listening on {server.url} (forwarding to {shown_url(config.upstream)})",
         file=sys.stderr,

@@ -41,6 +41,14 @@ TONES = {
 SELECTED = Style(reverse=True)
 
 
+def show_text(static: Static, text: str, layout: bool = False) -> None:
+    """`text` in a Static, redrawn only when it changed, and laid out again only
+    with `layout` (a one-line Static's size does not depend on its text): a layout
+    four times a second cost more than drawing every request's row."""
+    if str(static.content) != text:
+        static.update(Text(text), layout=layout)
+
+
 def line_of(cells: tuple[str, ...], widths: list[int]) -> str:
     return " ".join(
         fit_cell(cell, width, right)
@@ -65,11 +73,13 @@ class RequestTable(ScrollView, can_focus=True):
         self.ids: list[int] = []  # the requests shown, newest first
         self.selected: int | None = None
         self.row: Callable[[int], tuple[str, str]] = lambda request_id: ("", "")
+        self.base = Style()  # the widget's own style, looked up once per draw
 
     def show(
         self, ids: list[int], selected: int | None, row: Callable[[int], tuple[str, str]]
     ) -> None:
         self.ids, self.selected, self.row = ids, selected, row
+        self.base = self.rich_style  # it walks the DOM: once here, not once per line
         self.virtual_size = Size(self.size.width, len(ids))
         if selected in ids:
             position = ids.index(selected)
@@ -81,7 +91,7 @@ class RequestTable(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         number = int(self.scroll_y) + y
         width = self.size.width
-        base = self.rich_style
+        base = self.base
         if number >= len(self.ids):
             return Strip.blank(width, base)
         request_id = self.ids[number]
@@ -159,11 +169,11 @@ class RequestListScreen(Screen[None]):
             shown = request_row(records[request_id], now)
             return line_of(shown.cells, widths), shown.tone
 
-        self.columns.update(Text(line_of(tuple(t for t, _, _ in REQUEST_COLUMNS), widths)))
+        show_text(self.columns, line_of(tuple(t for t, _, _ in REQUEST_COLUMNS), widths))
         self.table.show(ids, self.selected, row)
         self.empty.display = not ids
-        self.empty.update(Text(self.empty_text()))
-        self.status.update(Text(self.status_text(ids)))
+        show_text(self.empty, self.empty_text(), layout=True)  # it may wrap
+        show_text(self.status, self.status_text(ids))
 
     def empty_text(self) -> str:
         if self.anomalies_only and self.proxy_log.records:

@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -421,11 +422,13 @@ def quiet_uvicorn_logging() -> None:
 class PipeFeed(asyncio.Protocol):
     """Frames to the watching process down a pipe, written by the forwarder's own
     loop: a write never waits (asyncio keeps what the pipe cannot take yet), and
-    once the watching process is gone, nothing more is written."""
+    once the watching process is gone, nothing more is written. The frames put
+    during one turn of the loop go in one write, after the forwarding that turn."""
 
     def __init__(self) -> None:
         self.transport: asyncio.WriteTransport | None = None
         self.gone = False
+        self._frames: list[bytes] = []
 
     async def open(self, fd: int) -> None:
         pipe = open(fd, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
@@ -436,14 +439,23 @@ class PipeFeed(asyncio.Protocol):
         self.gone = True
 
     def put(self, request_id: int, item: TapItem | Exchange) -> None:
-        if self.transport is not None and not self.gone:
-            self.transport.write(frame(request_id, item))
+        if self.transport is None or self.gone:
+            return
+        if not self._frames:
+            asyncio.get_running_loop().call_soon(self._write)
+        self._frames.append(frame(request_id, item))
+
+    def _write(self) -> None:
+        frames, self._frames = self._frames, []
+        if self.transport is not None and not self.gone and frames:
+            self.transport.write(b"".join(frames))
 
     async def flush(self, timeout: float) -> None:
         """Until what is kept has been written (or the reader is gone, or `timeout`)."""
         transport = self.transport
         if transport is None:
             return
+        self._write()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 while not self.gone and transport.get_write_buffer_size():
@@ -515,7 +527,7 @@ class Forwarder:
 
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, on_signal)
-        threading.Thread(target=lambda: (sys.stdin.buffer.read(), stop.set()), daemon=True).start()
+        threading.Thread(target=lambda: (wait_for_eof(0), stop.set()), daemon=True).start()
         serving = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
         serving.start()
         while serving.is_alive() and not stop.wait(0.1):
@@ -525,6 +537,15 @@ class Forwarder:
             serving.join(0.1)
             if stop.is_set() and self.server.force_exit:
                 break
+
+
+def wait_for_eof(fd: int) -> None:
+    """Until `fd` is closed at the other end. With os.read, not sys.stdin: a daemon
+    thread blocked inside a buffered reader makes the interpreter's shutdown abort
+    ("Fatal Python error: _enter_buffered_busy") when it closes stdin."""
+    with contextlib.suppress(OSError):
+        while os.read(fd, 4096):
+            pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
