@@ -212,3 +212,26 @@ def test_a_request_opened_from_the_list(snap_compare: Any, utc: None) -> None:
         await pilot.pause()
 
     assert snap_compare(known_app(), terminal_size=(120, 30), run_before=opened)
+
+
+async def test_a_key_holds_the_proxied_streams_until_its_effect_is_drawn(
+    stub: StubServer,
+) -> None:
+    """The requests' pumps share the loop with the list: a key holds them (the
+    agent's bytes are forwarded by another process meanwhile) until it is drawn."""
+    log = ProxyLog()
+    app = ProxyApp(log, "http://127.0.0.1:0", stub.base_url)
+    async with app.run_test(size=SIZE) as pilot:
+        assert log.turns is app.turns, "every request's pump takes its turns from the app"
+        holds: list[float] = []
+        hold = app.turns.hold
+
+        def hold_until_released(seconds: float = 0.0) -> None:
+            holds.append(seconds)
+            hold(3600.0)  # only the drawn effect may release it, not the clock
+
+        app.turns.hold = hold_until_released  # type: ignore[method-assign]
+        await pilot.press("a")
+        assert len(holds) == 1, "the key held the pumps"
+        await pilot.pause()
+        assert not app.turns.held, "released once the filtered list was on screen"

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from .core import StreamSession, build_report
-from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
+from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, Turns, pump
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
 from .sources.proxy import Note, Tap, TapEnd, TapItem
@@ -157,6 +157,7 @@ class ProxyLog:
         self._listeners: list[Listener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._next_id = 1
+        self.turns: Turns | None = None  # when the pumps give the loop to a screen
         self._redactors: dict[tuple[str, ...], Redactor] = {}
         self._warn = warn
         self._listener_failed = False
@@ -227,7 +228,9 @@ class ProxyLog:
         try:
             try:
                 items = self._items(record, tap.items(), sent, redactor)
-                await pump(items, record.session, lambda events: self._changed(record, events))
+                await pump(
+                    items, record.session, lambda events: self._changed(record, events), self.turns
+                )
             except Exception as exc:  # the core or a recording failed: the client never notices
                 self._end_session(record, f"the proxy could not read this response: {exc}")
             if record.duration is None:  # the core stopped first: the request goes on

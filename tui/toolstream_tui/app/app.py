@@ -6,25 +6,24 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from textual import events, work
-from textual.actions import ActionParseResult
-from textual.app import App, SystemCommand
+from textual import work
+from textual.app import SystemCommand
 from textual.binding import Binding
-from textual.dom import DOMNode
 from textual.screen import Screen
 
 from ..core import StreamSession, exit_code
 from ..core.visible import inert
 from ..options import WatchOptions
-from ..sources import Source, Turns
+from ..sources import Source
 from ..watch import Watch
+from .input_first import InputFirstApp
 from .stream_screen import StreamScreen
 
 
-class ToolstreamApp(App[int]):
+class ToolstreamApp(InputFirstApp):
     TITLE = "toolstream-tui"
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
@@ -37,7 +36,6 @@ class ToolstreamApp(App[int]):
         self.options = options or WatchOptions()
         self.theme = self.options.theme
         self.watch = Watch(source.label, self.options)
-        self.turns = Turns()  # the pump waits while a key or click is answered
         self.stream = StreamScreen(self.watch, restart=self.restart)
         self.said_at_exit: list[str] = []  # printed once the terminal is given back
 
@@ -61,24 +59,6 @@ class ToolstreamApp(App[int]):
         await watch.run(self.source, self.options.record, self.turns)
         if watch.record_error:
             self.notify(watch.record_error, severity="error")
-
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key | events.MouseDown) and not event.is_forwarded:
-            self.turns.hold()
-        await super().on_event(event)
-
-    async def run_action(
-        self,
-        action: str | ActionParseResult,
-        default_namespace: DOMNode | None = None,
-        namespaces: Mapping[str, DOMNode] | None = None,
-    ) -> bool:
-        """An action's effect is drawn before the pump takes the loop again."""
-        try:
-            return await super().run_action(action, default_namespace, namespaces)
-        finally:
-            if self.turns.held:
-                self.call_after_refresh(self.turns.release)
 
     def restart(self) -> Watch:
         """The stream again from the start, in a new watch."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Size
@@ -27,6 +27,7 @@ from ..proxy_log import Change, ProxyLog, RequestRecord
 from ..sources.base import Clock
 from ..views import REQUEST_COLUMNS, column_widths, fit_cell, request_row
 from ..watch import Watch
+from .input_first import InputFirstApp
 from .stream_screen import StreamScreen
 
 LIST_SECONDS = 0.25  # the list is redrawn four times a second while requests change
@@ -223,7 +224,7 @@ class RequestListScreen(Screen[None]):
         self.action_open()
 
 
-class ProxyApp(App[int]):
+class ProxyApp(InputFirstApp):
     TITLE = "toolstream-tui proxy"
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
@@ -245,6 +246,7 @@ class ProxyApp(App[int]):
         self.exit_after = exit_after
         self.requests = RequestListScreen(log, listening, upstream, self.options.clock)
         self.watches: dict[int, Watch] = {}  # the requests opened, while they are kept
+        log.turns = self.turns
         log.subscribe(self.changed)
 
     def on_mount(self) -> None:

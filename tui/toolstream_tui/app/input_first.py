@@ -1,0 +1,40 @@
+"""An app that answers a person before it reads more of its streams."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from textual import events
+from textual.actions import ActionParseResult
+from textual.app import App
+from textual.dom import DOMNode
+
+from ..sources import Turns
+
+
+class InputFirstApp(App[int]):
+    """Its streams are pumped with `turns`: a key or a click holds them until the
+    action it ran is drawn. The screen shares one event loop with the pumps, and
+    a key's way to the screen takes several turns of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turns = Turns()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseDown) and not event.is_forwarded:
+            self.turns.hold()
+        await super().on_event(event)
+
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """An action's effect is drawn before the pumps take the loop again."""
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        finally:
+            if self.turns.held:
+                self.call_after_refresh(self.turns.release)
