@@ -109,7 +109,7 @@ class FragmentList(ScrollView, can_focus=True):
     def move_cursor(self, row: int) -> None:
         """Put the cursor on `row` (from 0) and scroll it into view."""
         self.cursor_row = max(0, min(row, self.count - 1))
-        top = round(self.scroll_y)
+        top = self.scroll_offset.y
         if self.cursor_row < top:
             top = self.cursor_row
         elif self.cursor_row >= top + self.page_rows:
@@ -134,13 +134,13 @@ class FragmentList(ScrollView, can_focus=True):
         self.refresh()
 
     def on_click(self, event: Click) -> None:
-        row = round(self.scroll_y) + event.y - HEADER_LINES
+        row = self.scroll_offset.y + event.y - HEADER_LINES
         if event.y >= HEADER_LINES and 0 <= row < self.count:
             self.move_cursor(row)
 
     def drawn_rows(self) -> list[str]:
         """The rows in view as drawn, without the header (for tests)."""
-        top = round(self.scroll_y)
+        top = self.scroll_offset.y
         shown = min(self.page_rows, self.count - top)
         return [self.render_line(HEADER_LINES + y).text.rstrip() for y in range(shown)]
 
@@ -163,7 +163,7 @@ class FragmentList(ScrollView, can_focus=True):
         base = self.rich_style
         if y < HEADER_LINES:
             return self._header(self.widths()).crop_extend(0, width, base)
-        row = round(self.scroll_y) + y - HEADER_LINES
+        row = self.scroll_offset.y + y - HEADER_LINES
         if row >= self.count:
             return Strip.blank(width, base)
         return self._row(row, self.widths(), width)
