@@ -20,6 +20,7 @@ from toolstream_tui.watch import Watch
 
 SIZE = (120, 40)
 MANY = 100_000
+FOLLOW_POLLS = 2_000  # 100 s at most: only a hang is caught, never a slow machine
 
 
 def call_events(fragments: list[str]) -> list[dict[str, Any] | str]:
@@ -168,9 +169,12 @@ async def test_an_open_inspector_follows_a_live_stream() -> None:
         assert fragment_list.count == 99
         await pilot.press("end")  # the cursor on the last row follows new ones
         session.feed(sse(*events[100:200]), 0.6)
-        while fragment_list.count < 199:  # the stream screen's tick, then the inspector's
+        for _ in range(FOLLOW_POLLS):  # the stream screen's tick, then the inspector's
+            if fragment_list.count == 199:
+                break
             await pilot.pause(0.05)
         await pilot.pause()
+        assert fragment_list.count == 199
         shown = fragment_list.drawn_rows()
         assert numbers(shown)[-1] == 199
         assert fragment_of(shown[-1]) == fragments[198]
