@@ -17,7 +17,7 @@ from toolstream_tui.core.events import (
     StreamEvent,
     WireComment,
 )
-from toolstream_tui.core.report import fragment_rows
+from toolstream_tui.views import FragmentRows
 
 DONE = "[DONE]"
 
@@ -831,5 +831,4 @@ def test_a_deep_call_sent_whole_parses_alone_as_it_parsed_in_its_lane() -> None:
     deep = '{"a":' * 1000 + "1" + "}" * 1000
     r = run_sse(chunk(tc(0, "call_1", "f", deep)), chunk(finish="tool_calls"), DONE)
     assert r.calls[0]["error"] is None
-    [row] = fragment_rows(r.session.state.calls[0], 1, 10)
-    assert row["parses_alone"]
+    assert FragmentRows(r.session.state.calls[0].pieces).row(1).parses_alone

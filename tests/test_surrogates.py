@@ -25,7 +25,7 @@ from toolstream_tui.app.widgets.wrapped_view import _pairs_rejoined
 from toolstream_tui.bundle import REPORT, SCREENSHOT, write_bundle
 from toolstream_tui.core import build_report
 from toolstream_tui.core.preview import ArgumentsPreview
-from toolstream_tui.core.report import fragment_rows, printable_json, report_json
+from toolstream_tui.core.report import printable_json, report_json
 from toolstream_tui.core.surrogates import (
     lone_in_value,
     lone_offsets,
@@ -37,6 +37,7 @@ from toolstream_tui.diffing import diff_recordings, replay_state
 from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Tape, TapeSource
+from toolstream_tui.views import FragmentRows
 
 BLOSSOM = "\U0001f338"  # 🌸, sent by JavaScript as the pair \ud83c \udf38
 HIGH, LOW = "\ud83c", "\udf38"
@@ -294,8 +295,11 @@ def test_a_lone_surrogate_in_the_text_is_named(dialect: str) -> None:
 
 def test_the_inspector_shows_each_fragment_escaped() -> None:
     r = run(body_of("openai-chat", SPLIT))
-    rows = fragment_rows(r.session.state.calls[0], 2, 10)
-    assert [row["text"] for row in rows] == ['"{\\"a\\":\\"x\\ud83c"', '"\\udf38y\\"}"']
+    rows = FragmentRows(r.session.state.calls[0].pieces)
+    assert [rows.row(number).text for number in (1, 2)] == [
+        '"{\\"a\\":\\"x\\ud83c"',
+        '"\\udf38y\\"}"',
+    ]
 
 
 # -- every output path, with surrogates anywhere -----------------------------------

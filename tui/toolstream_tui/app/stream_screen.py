@@ -23,12 +23,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..bundle import write_bundle
-from ..core.report import fragment_rows, report_json
+from ..core.report import report_json
 from ..core.state import CallSlot
 from ..core.timing import stream_timing
 from ..core.visible import inert_text
 from ..views import (
     CallsAt,
+    FragmentRows,
     call_row,
     calls_upto,
     is_over,
@@ -41,7 +42,7 @@ from ..views import (
 from ..watch import Watch
 from .screens.anomalies import AnomaliesScreen
 from .screens.confirm import ConfirmScreen
-from .screens.inspector import ROW_LIMIT, InspectorScreen
+from .screens.inspector import InspectorScreen
 from .screens.timeline import TimelineFigures, TimelineScreen
 from .widgets.lane import CallLane
 from .widgets.lanes import CallList, LaneColumn
@@ -397,11 +398,10 @@ class StreamScreen(Screen[None]):
             self.notify("no tool call to inspect yet")
             return
         slot = self.watch.state.calls[self.selected]
-        count = slot.pieces.count_upto(self.cursor)
-        rows = fragment_rows(slot, count, ROW_LIMIT)
+        rows = FragmentRows(slot.pieces)
         name = slot.name if (slot.name_event or 0) <= self.cursor else None
         title = f"fragments of call #{slot.index} {name or '?'} · {slot.call_id or 'no id'}"
-        self.app.push_screen(InspectorScreen(title, rows, count))
+        self.app.push_screen(InspectorScreen(title, rows, lambda: rows.count_upto(self.cursor)))
 
     def action_anomalies(self) -> None:
         upto = self.cursor

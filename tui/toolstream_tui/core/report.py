@@ -8,9 +8,8 @@ from typing import Any
 
 from .events import Status
 from .state import CallSlot, StreamState
-from .strict_json import loads
 from .timing import stream_timing
-from .visible import escaped, json_inert
+from .visible import json_inert
 
 DEEP_REPORT_FRAMES = 4000  # enough for orjson's nesting limit of 1024, with room
 EXIT_OK = 0
@@ -105,33 +104,3 @@ def exit_code(state: StreamState) -> int:
     if state.status is Status.TRUNCATED or not state.all_calls_valid:
         return EXIT_INCOMPLETE
     return EXIT_OK
-
-
-def parses_alone(fragment: str) -> bool:
-    """Would this fragment parse as JSON by itself? (Almost never — which is why
-    fragments are accumulated and parsed once, at the finish.) The same parser as
-    the call's own parse, so a call sent whole says it parses here too."""
-    try:
-        loads(fragment)
-    except ValueError:
-        return False
-    return True
-
-
-def fragment_rows(slot: CallSlot, count: int, limit: int) -> list[dict[str, Any]]:
-    """The first `count` fragments of a call (at most `limit`), as the inspector shows them."""
-    pieces = slot.pieces
-    rows = []
-    for number in range(min(count, len(pieces), limit)):
-        text = pieces.piece(number)
-        rows.append(
-            {
-                "number": number + 1,
-                "event": pieces.events[number],
-                "t": pieces.times[number],
-                "length": len(text),
-                "text": escaped(text),
-                "parses_alone": parses_alone(text),
-            }
-        )
-    return rows
