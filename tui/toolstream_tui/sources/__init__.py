@@ -1,7 +1,7 @@
 """Where bytes come from: HTTP, a replayed recording, or the embedded stub."""
 
 from .base import BodyChunk, Clock, ResponseHead, Source, SourceItem, TransportError
-from .pump import Limits, pump
+from .pump import Limits, pump, run_to_end
 
 __all__ = [
     "BodyChunk",
@@ -12,4 +12,5 @@ __all__ = [
     "SourceItem",
     "TransportError",
     "pump",
+    "run_to_end",
 ]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+import types
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ..core import StreamSession
 from ..core.events import StreamEvent
@@ -23,6 +24,7 @@ from .base import (
 )
 
 EventSink = Callable[[list[StreamEvent]], None]
+Result = TypeVar("Result")
 
 # A source that never waits (a replay at speed 0, a local server) gives the event
 # loop a turn this often: keys and redraws wait at most this long for the pump, and
@@ -77,12 +79,37 @@ async def pump(items: AsyncIterator[SourceItem], session: StreamSession, sink: E
                 if session.ended:  # a size limit cut the stream: stop reading
                     return
                 if time.perf_counter() >= turn_ends:  # real time: paces work, never shown
-                    await asyncio.sleep(0)  # a fast source must not starve the event loop
+                    await next_turn()  # a fast source must not starve the event loop
                     turn_ends = time.perf_counter() + TURN_SECONDS
             else:
                 sink(stopped(session, item, opened))
                 return
     sink(session.close(last_t))
+
+
+@types.coroutine
+def next_turn() -> Generator[None, None, None]:
+    """Give the event loop a turn: a bare yield, which is what `asyncio.sleep(0)`
+    does, here without importing asyncio (see `run_to_end`)."""
+    yield
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, Result], *, event_loop: bool) -> Result:
+    """Run `coroutine` in a new asyncio event loop, or without one when nothing it
+    awaits needs one (a replay at speed 0 only reads files; its turns are bare
+    yields, stepped over here). A short headless run then never imports asyncio,
+    which costs more than the rest of it."""
+    if event_loop:
+        import asyncio
+
+        return asyncio.run(coroutine)
+    try:
+        while True:
+            if coroutine.send(None) is not None:  # a future: only an event loop waits
+                coroutine.close()
+                raise RuntimeError("the stream awaited something only an event loop can wait for")
+    except StopIteration as end:
+        return end.value  # type: ignore[no-any-return]
 
 
 def stopped(session: StreamSession, stop: TransportError, opened: bool) -> list[StreamEvent]:
@@ -100,6 +127,8 @@ async def idle_limited(
     once the response has begun (so a recording keeps why the stream stopped).
     Before the response head the transport's own timeout applies: setting up a
     client and connecting is not a silence of the stream."""
+    import asyncio  # only here: a run without an event loop never gets here
+
     last_t = 0.0
     opened = False
     async with aclosing(items):  # type: ignore[type-var]
