@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .command_line import VersionAction, missing_terminal, number_from
+from .command_line import VersionAction, exit_after_app, missing_terminal, number_from
 from .core import StreamSession, StreamState, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.detect import DIALECTS
@@ -477,7 +477,7 @@ def watch(args: argparse.Namespace) -> int:
         )
     from .app import run_app  # Textual loads only for the UI
 
-    return run_app(source, watch_options(args))
+    exit_after_app(run_app(source, watch_options(args)))
 
 
 if __name__ == "__main__":
