@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .command_line import VersionAction, exit_after_app, missing_terminal, number_from
+from .command_line import (
+    VersionAction,
+    collect_garbage_rarely,
+    exit_after_app,
+    missing_terminal,
+    number_from,
+)
 from .core import StreamSession, StreamState, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.detect import DIALECTS
@@ -475,6 +481,7 @@ def watch(args: argparse.Namespace) -> int:
         return run_headless(
             source, args.record, args.dialect, limits_of(args), args.bundle, fail_on
         )
+    collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from .app import run_app  # Textual loads only for the UI
 
     exit_after_app(run_app(source, watch_options(args)))

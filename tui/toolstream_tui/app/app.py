@@ -14,6 +14,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from ..command_line import collect_garbage_rarely
 from ..core import StreamSession, exit_code
 from ..core.visible import inert
 from ..options import WatchOptions
@@ -96,12 +97,10 @@ class ToolstreamApp(App[int]):
 
 
 def tune_garbage_collector() -> None:
-    """A fast stream allocates a few small objects per event and keeps almost none
-    of them in cycles; collecting every 700 allocations, and walking Textual's whole
-    widget tree each time, cost about a quarter of the app's time on a 1 MB stream.
-    Collect less often, and leave the objects alive at start-up out of it."""
+    """Collect rarely, and never walk the objects alive at start-up (Textual's
+    whole widget tree among them) again."""
     gc.freeze()
-    gc.set_threshold(100_000, 50, 1000)
+    collect_garbage_rarely()
 
 
 def run_app(source: Source, options: WatchOptions) -> int:
