@@ -1,6 +1,7 @@
 """What the two command lines (`toolstream-tui` and `toolstream-tui diff`) share:
 numbers checked against their range while parsing, `--version`, the check
-that there is a terminal for the app, and leaving once the app is over."""
+that there is a terminal for the app, the app's garbage collection, and leaving
+once the app is over."""
 
 from __future__ import annotations
 
