@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core import build_report
 from toolstream_tui.core.session import StreamSession
 from toolstream_tui.options import WatchOptions
-from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.sources.http import HttpRequest, HttpSource, trusting_no_certificate
 from toolstream_tui.sources.replay import ReplaySource
 
 HOSTILE = (
@@ -153,6 +154,15 @@ def test_tls_failure_is_one_clear_line(cli: CliRunner, plain_http_server: int) -
     assert result.returncode == 1
     assert result.stderr.startswith(f"toolstream-tui: TLS failure connecting to {url}")
     assert "Traceback" not in result.stderr
+
+
+def test_the_embedded_stubs_tls_verifies_and_trusts_nobody() -> None:
+    """The demo skips loading the system's certificates; it must not skip checking:
+    a redirect from the stub to HTTPS would fail to verify."""
+    context = trusting_no_certificate()
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.check_hostname
+    assert context.get_ca_certs() == []
 
 
 def test_unwritable_recording_is_reported_and_the_watch_goes_on(cli: CliRunner) -> None:

@@ -6,9 +6,12 @@ what static imports cannot: that a headless run never loads Textual at all."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import console_script
 
@@ -48,3 +51,45 @@ def test_the_app_module_does_import_textual() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "True"
+
+
+SSE_BODY = (
+    b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1",'
+    b'"function":{"name":"f","arguments":"{\\"a\\": 1}"}}]}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+def modules_after_headless(replay: Path, *options: str) -> list[str]:
+    """The asyncio and Textual modules a headless replay of `replay` loaded."""
+    code = (
+        "import json, sys\n"
+        "from toolstream_tui.cli import main\n"
+        f"code = main(['--headless', '--replay', {str(replay)!r}, *{list(options)!r}])\n"
+        "assert code == 0, code\n"
+        "loaded = [n for n in sys.modules if n.split('.')[0] in ('asyncio', 'textual')]\n"
+        "print(json.dumps(loaded), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert '"status": "finished"' in result.stdout
+    return json.loads(result.stderr)
+
+
+def test_a_headless_replay_at_speed_0_runs_without_an_event_loop(tmp_path: Path) -> None:
+    """Importing asyncio costs more than the rest of a short run: a replay that
+    never waits is stepped through without an event loop."""
+    replay = tmp_path / "body.sse"
+    replay.write_bytes(SSE_BODY)
+    assert modules_after_headless(replay, "--speed", "0") == []
+
+
+@pytest.mark.parametrize("options", [("--speed", "1"), ("--speed", "0", "--idle-timeout", "5")])
+def test_a_replay_that_may_wait_runs_in_an_event_loop(tmp_path: Path, options: tuple[str]) -> None:
+    """The check above can fail: a replay at its recorded pace, or watched for
+    silences, waits in asyncio."""
+    replay = tmp_path / "body.sse"
+    replay.write_bytes(SSE_BODY)
+    assert "asyncio" in modules_after_headless(replay, *options)

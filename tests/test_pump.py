@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from toolstream_tui.core import StreamSession
-from toolstream_tui.sources import Turns, pump
+from toolstream_tui.sources import pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
+from toolstream_tui.sources.turns import Turns
 
 pump_module = importlib.import_module("toolstream_tui.sources.pump")  # not the function
 HANG = 60.0  # only catches a hang; every wait below ends on an event

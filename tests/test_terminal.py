@@ -66,3 +66,41 @@ def test_injected_escapes_do_not_reach_the_terminal(tmp_path: Path) -> None:
         assert "cHduZWQ" not in tmux("-L", session, "show-buffer")
     finally:
         tmux("-L", session, "kill-server")
+
+
+def test_quitting_mid_stream_leaves_a_whole_recording(tmp_path: Path) -> None:
+    """The app leaves at once after q (no interpreter teardown): what it recorded
+    up to then is on disk, body and timing file agreeing, and replays."""
+    recording = tmp_path / "demo.sse"
+    session = f"toolstream-{uuid.uuid4().hex[:8]}"
+    app = f"{console_script('toolstream-tui')} --scenario demo --record {recording}"
+    tmux("-L", session, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", app)
+    try:
+        tmux("-L", session, "set-option", "-g", "remain-on-exit", "on")
+        screen = ""
+        deadline = time.monotonic() + 300  # only catches a hang (see conftest)
+        while "#1 get_weather" not in screen and time.monotonic() < deadline:
+            screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
+            time.sleep(0.05)
+        assert "streaming" in screen, screen  # the demo paces its events: still going
+        tmux("-L", session, "send-keys", "-t", session, "q")
+        dead = ""
+        while dead != "1" and time.monotonic() < deadline:
+            dead = tmux("-L", session, "display-message", "-p", "-t", session, "#{pane_dead}")
+            dead = dead.strip()
+            time.sleep(0.05)
+        status = tmux("-L", session, "display-message", "-p", "-t", session, "#{pane_dead_status}")
+        assert status.strip() == "0"
+    finally:
+        tmux("-L", session, "kill-server")
+    replay = subprocess.run(
+        [console_script("toolstream-tui"), "--headless", "--replay", str(recording)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    report = json.loads(replay.stdout)
+    assert "cannot read recording" not in replay.stderr
+    assert report["bytes"] == recording.stat().st_size > 0
+    assert [call["name"] for call in report["tool_calls"]] == ["get_weather", "get_weather"]

@@ -5,7 +5,6 @@ Headless mode never imports Textual, so it starts fast in scripts and CI."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -13,8 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .bundle import write_bundle
-from .command_line import VersionAction, missing_terminal, number_from
+from .command_line import (
+    VersionAction,
+    collect_garbage_rarely,
+    exit_after_app,
+    missing_terminal,
+    number_from,
+)
 from .core import StreamSession, StreamState, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.detect import DIALECTS
@@ -24,7 +28,7 @@ from .core.session import MAX_BYTES, MAX_EVENT_BYTES
 from .core.state import STALL_SECONDS
 from .core.visible import inert
 from .options import WatchOptions
-from .sources import Limits, Source, pump
+from .sources import Limits, Source, pump, run_to_end
 from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items
 
@@ -384,7 +388,8 @@ def run_headless(
         items = source_items(source, None, tape, limits.idle_timeout)
     status = None
     try:
-        asyncio.run(pump(items, session, lambda events: None))
+        stream = pump(items, session, lambda events: None)
+        run_to_end(stream, event_loop=needs_event_loop(source, limits.idle_timeout))
     except KeyboardInterrupt:
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
@@ -400,8 +405,19 @@ def run_headless(
     return status or exit_code(session.state) or (EXIT_LINT if failures else 0)
 
 
+def needs_event_loop(source: Source, idle_timeout: float | None) -> bool:
+    """Only a replay at speed 0 never waits (for the network, the recorded pace or
+    an idle timer): it runs without an event loop (see `run_to_end`)."""
+    from .sources.replay import ReplaySource
+
+    never_waits = isinstance(source, ReplaySource) and source.speed <= 0
+    return idle_timeout is not None or not never_waits
+
+
 def write_headless_bundle(directory: Path, tape: Tape, session: StreamSession) -> None:
     """The bundle, with the screen drawn off-screen (this loads Textual)."""
+    from .bundle import write_bundle
+
     try:
         from .app.screenshot import render_screenshot
 
@@ -465,9 +481,10 @@ def watch(args: argparse.Namespace) -> int:
         return run_headless(
             source, args.record, args.dialect, limits_of(args), args.bundle, fail_on
         )
+    collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from .app import run_app  # Textual loads only for the UI
 
-    return run_app(source, watch_options(args))
+    exit_after_app(run_app(source, watch_options(args)))
 
 
 if __name__ == "__main__":

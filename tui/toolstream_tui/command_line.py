@@ -1,14 +1,17 @@
 """What the two command lines (`toolstream-tui` and `toolstream-tui diff`) share:
-numbers checked against their range while parsing, `--version`, and the check
-that there is a terminal for the app."""
+numbers checked against their range while parsing, `--version`, the check
+that there is a terminal for the app, the app's garbage collection, and leaving
+once the app is over."""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 DISTRIBUTION = "toolstream-tui"
 Number = TypeVar("Number", int, float)
@@ -65,3 +68,26 @@ def missing_terminal() -> str | None:
         if stream is None or not stream.isatty():
             return name
     return None
+
+
+def collect_garbage_rarely() -> None:
+    """Collect the old generations rarely: the app's stream allocates a few small
+    objects per event and keeps almost none in cycles, and loading Textual
+    allocates many that all stay alive; collecting them over and over (every 700
+    allocations) cost about a quarter of the app's time on a 1 MB stream, and 7%
+    of loading it. The young generation is collected every 5,000 allocations:
+    every 100,000, each collection took 150 ms on 64 streaming calls, a pause a
+    key waits behind; at 5,000 they take under 10 ms and no more in all."""
+    gc.set_threshold(5_000, 50, 1000)
+
+
+def exit_after_app(code: int) -> NoReturn:
+    """End the process as soon as the app is over. By then the terminal is restored
+    and everything the watch writes is written and closed: bundles and exports are
+    written before the app exits, and the app's event loop ends only once every
+    task has finished, the recorder's with its files. What is left is the
+    interpreter freeing the stream's objects one by one, which took longer than
+    the rest of quitting after a 10 MB stream, for nobody."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -23,12 +23,13 @@ from typing import Any
 import httpx
 
 from .core import StreamSession, build_report
-from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, Turns, pump
+from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
 from .sources.proxy import Note, Tap, TapEnd, TapItem
 from .sources.recording import Recorder, Tape, recorded, taped
 from .sources.secrets import Redactor, secrets_in
+from .sources.turns import Turns
 
 DEFAULT_KEEP = 200
 REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)

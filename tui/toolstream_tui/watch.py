@@ -5,13 +5,17 @@ Textual-free: the app draws from it, a proxy would feed it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .core import StreamSession, StreamState
 from .core.events import StreamEvent
 from .options import WatchOptions
-from .sources import Source, Turns, pump
+from .sources import Source, pump
 from .sources.recording import Tape, source_items
 from .wire_log import WireLog
+
+if TYPE_CHECKING:
+    from .sources.turns import Turns
 
 
 class Watch:

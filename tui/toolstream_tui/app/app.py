@@ -14,6 +14,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from ..command_line import collect_garbage_rarely
 from ..core import StreamSession, exit_code
 from ..core.visible import inert
 from ..options import WatchOptions
@@ -97,15 +98,10 @@ class ToolstreamApp(InputFirstApp):
 
 
 def tune_garbage_collector() -> None:
-    """A fast stream allocates a few small objects per event and keeps almost none
-    of them in cycles; collecting every 700 allocations, and walking Textual's whole
-    widget tree each time, cost about a quarter of the app's time on a 1 MB stream.
-    Collect the old generations rarely, and leave the objects alive at start-up out
-    of it. The young one is collected every 5,000 allocations: every 100,000, each
-    collection took 150 ms on 64 streaming calls, a pause a key waits behind; at
-    5,000 they take under 10 ms and no more in all."""
+    """Collect rarely, and never walk the objects alive at start-up (Textual's
+    whole widget tree among them) again."""
     gc.freeze()
-    gc.set_threshold(5_000, 50, 1000)
+    collect_garbage_rarely()
 
 
 def run_app(source: Source, options: WatchOptions) -> int:

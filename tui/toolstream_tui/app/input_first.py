@@ -9,7 +9,7 @@ from textual.actions import ActionParseResult
 from textual.app import App
 from textual.dom import DOMNode
 
-from ..sources import Turns
+from ..sources.turns import Turns
 
 
 class InputFirstApp(App[int]):

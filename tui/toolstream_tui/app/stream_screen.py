@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -40,15 +41,15 @@ from ..views import (
     status_view,
 )
 from ..watch import Watch
-from .screens.anomalies import AnomaliesScreen
-from .screens.confirm import ConfirmScreen
 from .screens.inspector import InspectorScreen
-from .screens.timeline import TimelineFigures, TimelineScreen
 from .widgets.lane import CallLane
 from .widgets.lanes import CallList, LaneColumn
 from .widgets.raw_log import RawLog
 from .widgets.status_bar import StatusBar
 from .widgets.text_pane import TextPane
+
+if TYPE_CHECKING:
+    from .screens.timeline import TimelineFigures
 
 TICK_SECONDS = 1 / 30
 # The share of the event loop redraws may take while a stream arrives; the rest is
@@ -403,7 +404,10 @@ class StreamScreen(Screen[None]):
         title = f"fragments of call #{slot.index} {name or '?'} · {slot.call_id or 'no id'}"
         self.app.push_screen(InspectorScreen(title, rows, lambda: rows.count_upto(self.cursor)))
 
+    # The screens a key opens are imported when first opened: the first frame needs none.
     def action_anomalies(self) -> None:
+        from .screens.anomalies import AnomaliesScreen
+
         upto = self.cursor
         seen = [
             replace(anomaly, count=anomaly.count_upto(upto))
@@ -413,9 +417,13 @@ class StreamScreen(Screen[None]):
         self.app.push_screen(AnomaliesScreen(seen))
 
     def action_timeline(self) -> None:
+        from .screens.timeline import TimelineScreen
+
         self.app.push_screen(TimelineScreen(self.timeline_figures, lambda: self.watch.state.ended))
 
     def timeline_figures(self) -> TimelineFigures:
+        from .screens.timeline import TimelineFigures
+
         state = self.watch.state
         arrivals = {index: slot.pieces.times for index, slot in state.calls.items()}
         return TimelineFigures(stream_timing(state), arrivals, state.read_times)
@@ -447,6 +455,8 @@ class StreamScreen(Screen[None]):
             def answered(overwrite: bool | None) -> None:
                 if overwrite:
                     self.write_bundle(directory)
+
+            from .screens.confirm import ConfirmScreen
 
             question = f"{shown_path(directory)} already holds a bundle. Overwrite it?"
             self.app.push_screen(ConfirmScreen(question), answered)

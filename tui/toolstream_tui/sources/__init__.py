@@ -1,7 +1,7 @@
 """Where bytes come from: HTTP, a replayed recording, or the embedded stub."""
 
 from .base import BodyChunk, Clock, ResponseHead, Source, SourceItem, TransportError
-from .pump import Limits, Turns, pump
+from .pump import Limits, pump, run_to_end
 
 __all__ = [
     "BodyChunk",
@@ -11,6 +11,6 @@ __all__ = [
     "Source",
     "SourceItem",
     "TransportError",
-    "Turns",
     "pump",
+    "run_to_end",
 ]

@@ -107,13 +107,27 @@ def redacted_request(request: HttpRequest, redactor: Redactor) -> RequestSent:
     )
 
 
+def trusting_no_certificate() -> ssl.SSLContext:
+    """TLS that verifies as usual but trusts no certificate authority: for a plain
+    HTTP server of our own, where loading the system's certificates (a twentieth
+    of a second) would be wasted. A redirect to HTTPS then fails to verify."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class HttpSource:
     def __init__(
-        self, request: HttpRequest, clock: Clock = monotonic, dialect: str | None = None
+        self,
+        request: HttpRequest,
+        clock: Clock = monotonic,
+        dialect: str | None = None,
+        *,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         """`dialect`: the one the watch reads the stream as, when it is given (the
-        redaction of echoed secrets reads it the same way)."""
+        redaction of echoed secrets reads it the same way). `verify`: how TLS
+        certificates are checked (httpx's `verify`)."""
         self.request = request
+        self.verify = verify
         self.redactor = Redactor(secrets_in(request.url, request.headers), dialect)
         self.label = self.redactor.url(request.url)
         self._clock = clock
@@ -138,7 +152,9 @@ class HttpSource:
             headers["Accept-Encoding"] = ACCEPTED  # only what BodyDecoder decodes
         try:
             async with (
-                httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
+                httpx.AsyncClient(
+                    timeout=timeout, follow_redirects=True, verify=self.verify
+                ) as client,
                 aconnect_sse(
                     client, request.method, request.url, headers=headers, content=request.body
                 ) as event_source,

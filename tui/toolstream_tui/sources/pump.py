@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+import types
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core import StreamSession
 from ..core.events import StreamEvent
@@ -22,47 +23,16 @@ from .base import (
     TransportError,
 )
 
+if TYPE_CHECKING:
+    from .turns import Turns
+
 EventSink = Callable[[list[StreamEvent]], None]
+Result = TypeVar("Result")
 
 # A source that never waits (a replay at speed 0, a local server) gives the event
 # loop a turn this often: keys and redraws wait at most this long for the pump, and
 # the loop's own cost is paid per turn, not per read (200k reads are 200k turns).
 TURN_SECONDS = 0.004
-# A key or a click holds the pumps until its effect is on screen, at most this long
-# (an input that changes nothing on screen releases them only by this clock).
-HOLD_SECONDS = 0.25
-
-
-class Turns:
-    """When a pump may take the event loop again: at once, unless a person's input
-    is being answered (`hold`), then once that answer is drawn (`release`). The
-    screen shares the loop with the pumps; a key must not queue behind them."""
-
-    def __init__(self) -> None:
-        self._free = asyncio.Event()
-        self._free.set()
-        self._expiry: asyncio.TimerHandle | None = None
-
-    @property
-    def held(self) -> bool:
-        return not self._free.is_set()
-
-    def hold(self, seconds: float = HOLD_SECONDS) -> None:
-        self._free.clear()
-        if self._expiry is not None:
-            self._expiry.cancel()
-        self._expiry = asyncio.get_running_loop().call_later(seconds, self.release)
-
-    def release(self) -> None:
-        if self._expiry is not None:
-            self._expiry.cancel()
-            self._expiry = None
-        self._free.set()
-
-    async def take(self) -> None:
-        """Give the loop a turn, and wait while the display answers input."""
-        await asyncio.sleep(0)
-        await self._free.wait()
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +88,37 @@ async def pump(
                     return
                 if time.perf_counter() >= turn_ends:  # real time: paces work, never shown
                     # a fast source must not starve the event loop
-                    await (turns.take() if turns else asyncio.sleep(0))
+                    await (turns.take() if turns else next_turn())
                     turn_ends = time.perf_counter() + TURN_SECONDS
             else:
                 sink(stopped(session, item, opened))
                 return
     sink(session.close(last_t))
+
+
+@types.coroutine
+def next_turn() -> Generator[None, None, None]:
+    """Give the event loop a turn: a bare yield, which is what `asyncio.sleep(0)`
+    does, here without importing asyncio (see `run_to_end`)."""
+    yield
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, Result], *, event_loop: bool) -> Result:
+    """Run `coroutine` in a new asyncio event loop, or without one when nothing it
+    awaits needs one (a replay at speed 0 only reads files; its turns are bare
+    yields, stepped over here). A short headless run then never imports asyncio,
+    which costs more than the rest of it."""
+    if event_loop:
+        import asyncio
+
+        return asyncio.run(coroutine)
+    try:
+        while True:
+            if coroutine.send(None) is not None:  # a future: only an event loop waits
+                coroutine.close()
+                raise RuntimeError("the stream awaited something only an event loop can wait for")
+    except StopIteration as end:
+        return end.value  # type: ignore[no-any-return]
 
 
 def stopped(session: StreamSession, stop: TransportError, opened: bool) -> list[StreamEvent]:
@@ -141,6 +136,8 @@ async def idle_limited(
     once the response has begun (so a recording keeps why the stream stopped).
     Before the response head the transport's own timeout applies: setting up a
     client and connecting is not a silence of the stream."""
+    import asyncio  # only here: a run without an event loop never gets here
+
     last_t = 0.0
     opened = False
     async with aclosing(items):  # type: ignore[type-var]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from array import array
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing, suppress
@@ -128,6 +127,8 @@ class Tape:
         self.error: TransportError | None = None
         self.read_ends = array("q")
         self.read_times = array("d")
+        import tempfile  # here: a headless run without --bundle keeps no tape
+
         # Closed by close(), or with the process: it has no name to leave behind.
         self._body: IO[bytes] = tempfile.TemporaryFile(prefix="toolstream-tape-")  # noqa: SIM115
 

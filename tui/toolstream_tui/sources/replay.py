@@ -9,7 +9,6 @@ replay with one line saying where and why."""
 
 from __future__ import annotations
 
-import asyncio
 import stat
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -134,9 +133,11 @@ class ReplaySource:
 
     async def _wait_until(self, recorded_t: float, elapsed: Stopwatch) -> None:
         if self.speed <= 0:
-            return
+            return  # never waits: a headless run needs no event loop (pump.run_to_end)
         delay = recorded_t / self.speed - elapsed()
         if delay > 0:
+            import asyncio
+
             await asyncio.sleep(delay)
 
 
