@@ -14,14 +14,24 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 JOIN_EVERY = 512  # pieces held as separate strings before they are joined into a chunk
+# Offsets and event numbers take 4 bytes each until one passes 2**32 - 1 (a stream
+# of millions of fragments: 8 MB less per array), then 8.
+NARROW, WIDE = "I", "q"
+
+
+def widened(numbers: array[int], value: int) -> array[int]:
+    """`numbers` as 64-bit integers, with `value` appended (it did not fit)."""
+    wide = array(WIDE, numbers)
+    wide.append(value)
+    return wide
 
 
 class TextPieces:
     __slots__ = ("_chunk_starts", "_chunks", "_held", "_whole", "ends", "events", "length", "times")
 
     def __init__(self) -> None:
-        self.ends = array("q")  # offset just past each piece
-        self.events = array("q")  # the wire event that carried each piece (non-decreasing)
+        self.ends = array(NARROW)  # offset just past each piece
+        self.events = array(NARROW)  # the wire event that carried each piece (non-decreasing)
         self.times = array("d")  # arrival of each piece, seconds since the request
         self.length = 0
         self._chunks: list[str] = []
@@ -32,8 +42,14 @@ class TextPieces:
     def append(self, text: str, event: int, t: float) -> None:
         # Once per fragment of every call: kept to the fewest operations.
         self.length = length = self.length + len(text)
-        self.ends.append(length)
-        self.events.append(event)
+        try:
+            self.ends.append(length)
+        except OverflowError:
+            self.ends = widened(self.ends, length)
+        try:
+            self.events.append(event)
+        except OverflowError:
+            self.events = widened(self.events, event)
         self.times.append(t)
         held = self._held
         held.append(text)

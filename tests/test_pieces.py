@@ -1,0 +1,36 @@
+"""Text kept as the pieces it arrived in answers like the list of pieces would,
+whatever the pieces and however large their event numbers grow."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from streaming import TEXT
+
+from toolstream_tui.core.pieces import TextPieces
+
+# Event steps that stay small, or jump past what 32 bits hold.
+STEPS = st.sampled_from([0, 1, 2, 2**32, 2**40])
+PIECES = st.lists(st.tuples(TEXT.filter(bool), STEPS), max_size=40)
+
+
+@given(PIECES, st.integers(min_value=0, max_value=2**41))
+def test_pieces_answer_as_the_list_of_them_would(
+    arrived: list[tuple[str, int]], asked: int
+) -> None:
+    pieces = TextPieces()
+    model: list[tuple[str, int, float]] = []
+    event = 0
+    for number, (text, step) in enumerate(arrived):
+        event += step
+        pieces.append(text, event, number / 10)
+        model.append((text, event, number / 10))
+    whole = "".join(text for text, _, _ in model)
+    assert pieces.text() == whole
+    assert [pieces.piece(n) for n in range(len(model))] == [text for text, _, _ in model]
+    assert list(pieces.events) == [event for _, event, _ in model]
+    assert list(pieces.times) == [t for _, _, t in model]
+    upto = [text for text, event, _ in model if event <= asked]
+    assert pieces.count_upto(asked) == len(upto)
+    assert pieces.length_upto(asked) == len("".join(upto))
+    assert pieces.slice(1, len(whole) - 1) == whole[1:-1]
