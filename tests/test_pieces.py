@@ -11,25 +11,31 @@ from toolstream_tui.core.pieces import TextPieces
 
 # Event steps that stay small, or jump past what 32 bits hold.
 STEPS = st.sampled_from([0, 1, 2, 2**32, 2**40])
-PIECES = st.lists(st.tuples(TEXT.filter(bool), STEPS), max_size=40)
+# Pieces of one read share its time; 0.0 and -0.0 are told apart.
+TIMES = st.sampled_from([0.0, -0.0, 0.5, 1.5, 1e9])
+PIECES = st.lists(st.tuples(TEXT.filter(bool), STEPS, TIMES), max_size=40)
 
 
 @given(PIECES, st.integers(min_value=0, max_value=2**41))
 def test_pieces_answer_as_the_list_of_them_would(
-    arrived: list[tuple[str, int]], asked: int
+    arrived: list[tuple[str, int, float]], asked: int
 ) -> None:
     pieces = TextPieces()
     model: list[tuple[str, int, float]] = []
     event = 0
-    for number, (text, step) in enumerate(arrived):
+    for text, step, t in arrived:
         event += step
-        pieces.append(text, event, number / 10)
-        model.append((text, event, number / 10))
+        pieces.append(text, event, t if step % 2 else float(repr(t)))  # the same object, or not
+        model.append((text, event, t))
     whole = "".join(text for text, _, _ in model)
     assert pieces.text() == whole
     assert [pieces.piece(n) for n in range(len(model))] == [text for text, _, _ in model]
     assert list(pieces.events) == [event for _, event, _ in model]
-    assert list(pieces.times) == [t for _, _, t in model]
+    times = [repr(t) for _, _, t in model]
+    assert list(map(repr, pieces.times)) == times
+    assert [repr(pieces.times[n]) for n in range(-len(model), len(model))] == times + times
+    assert list(map(repr, pieces.times[1:-1])) == times[1:-1]
+    assert len(pieces.times) == len(model)
     upto = [text for text, event, _ in model if event <= asked]
     assert pieces.count_upto(asked) == len(upto)
     assert pieces.length_upto(asked) == len("".join(upto))

@@ -2,16 +2,20 @@
 
 A stream can send millions of pieces (fragments of a call's arguments, deltas of
 text), so there is no Python object per piece: the text is joined into chunks,
-and each piece's end offset, wire event and arrival time live in compact arrays.
+and each piece's end offset and wire event live in compact arrays, its arrival
+time once per run of pieces that arrived together (in one read).
 That answers "what had arrived by wire event N" with a bisect, without
 replaying anything, and slices of the text without copying the rest.
 """
 
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+from typing import overload
 
 JOIN_EVERY = 512  # pieces held as separate strings before they are joined into a chunk
 # Offsets and event numbers take 4 bytes each until one passes 2**32 - 1 (a stream
@@ -26,13 +30,66 @@ def widened(numbers: array[int], value: int) -> array[int]:
     return wide
 
 
+def same_time(a: float, b: float) -> bool:
+    """Equal, and of the same sign (0.0 and -0.0 print differently)."""
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+class PieceTimes(Sequence[float]):
+    """The arrival time of each piece (seconds since the request), read from the
+    runs of pieces that share one: every piece of one read arrived at once."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self, pieces: TextPieces) -> None:
+        self._pieces = pieces
+
+    def __len__(self) -> int:
+        return len(self._pieces.ends)
+
+    @overload
+    def __getitem__(self, number: int) -> float: ...
+    @overload
+    def __getitem__(self, number: slice) -> list[float]: ...
+    def __getitem__(self, number: int | slice) -> float | list[float]:
+        if isinstance(number, slice):
+            return [self[one] for one in range(*number.indices(len(self)))]
+        count = len(self)
+        if number < 0:
+            number += count
+        if not 0 <= number < count:
+            raise IndexError("piece number out of range")
+        pieces = self._pieces
+        return pieces._time_values[bisect_right(pieces._time_starts, number) - 1]
+
+    def __iter__(self) -> Iterator[float]:
+        starts, values = self._pieces._time_starts, self._pieces._time_values
+        count = len(self)
+        for run, value in enumerate(values):
+            stop = starts[run + 1] if run + 1 < len(starts) else count
+            yield from repeat(value, stop - starts[run])
+
+
 class TextPieces:
-    __slots__ = ("_chunk_starts", "_chunks", "_held", "_whole", "ends", "events", "length", "times")
+    __slots__ = (
+        "_chunk_starts",
+        "_chunks",
+        "_held",
+        "_last_time",
+        "_time_starts",
+        "_time_values",
+        "_whole",
+        "ends",
+        "events",
+        "length",
+    )
 
     def __init__(self) -> None:
         self.ends = array(NARROW)  # offset just past each piece
         self.events = array(NARROW)  # the wire event that carried each piece (non-decreasing)
-        self.times = array("d")  # arrival of each piece, seconds since the request
+        self._time_starts = array("q")  # the first piece of each run with one arrival time
+        self._time_values = array("d")  # that time
+        self._last_time: float | None = None
         self.length = 0
         self._chunks: list[str] = []
         self._chunk_starts = array("q")
@@ -50,7 +107,12 @@ class TextPieces:
             self.events.append(event)
         except OverflowError:
             self.events = widened(self.events, event)
-        self.times.append(t)
+        if t is not self._last_time:  # the pieces of one read share its time object
+            self._last_time = t
+            values = self._time_values
+            if not values or not same_time(values[-1], t):
+                self._time_starts.append(len(self.ends) - 1)
+                values.append(t)
         held = self._held
         held.append(text)
         if len(held) >= JOIN_EVERY:
@@ -58,6 +120,10 @@ class TextPieces:
 
     def __len__(self) -> int:
         return len(self.ends)
+
+    @property
+    def times(self) -> PieceTimes:
+        return PieceTimes(self)
 
     # -- up to a wire event ---------------------------------------------------
     def count_upto(self, event: int) -> int:
