@@ -1,23 +1,29 @@
 """Text that grows by appends, kept as the pieces it arrived in.
 
 A stream can send millions of pieces (fragments of a call's arguments, deltas of
-text), so there is no Python object per piece: the text is joined into chunks,
-and each piece's end offset and wire event live in compact arrays, its arrival
-time once per run of pieces that arrived together (in one read).
-That answers "what had arrived by wire event N" with a bisect, without
-replaying anything, and slices of the text without copying the rest.
+text), so there is no Python object per piece: the text is kept as UTF-8 in one
+growing buffer (a string holding one emoji takes 4 bytes a character, UTF-8
+takes 1 for ASCII), each piece's end offset and wire event live in compact
+arrays, its arrival time once per run of pieces that arrived together (in one
+read). That answers "what had arrived by wire event N" with a bisect, without
+replaying anything, and a slice decodes only the blocks of pieces it touches.
+
+A lone UTF-16 surrogate (half a pair cut between pieces, see surrogates.py) is
+kept as its three bytes ("surrogatepass"), so the text reads back exactly as the
+pieces were: pairs are rejoined by whoever reads it, as before.
 """
 
 from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from typing import overload
 
-JOIN_EVERY = 512  # pieces held as separate strings before they are joined into a chunk
+BLOCK = 64  # pieces per block: where each block begins in the buffer is kept
+UTF8 = ("utf-8", "surrogatepass")
 # Offsets and event numbers take 4 bytes each until one passes 2**32 - 1 (a stream
 # of millions of fragments: 8 MB less per array), then 8.
 NARROW, WIDE = "I", "q"
@@ -72,9 +78,8 @@ class PieceTimes(Sequence[float]):
 
 class TextPieces:
     __slots__ = (
-        "_chunk_starts",
-        "_chunks",
-        "_held",
+        "_block_starts",
+        "_buffer",
         "_last_time",
         "_time_starts",
         "_time_values",
@@ -91,13 +96,17 @@ class TextPieces:
         self._time_values = array("d")  # that time
         self._last_time: float | None = None
         self.length = 0
-        self._chunks: list[str] = []
-        self._chunk_starts = array("q")
-        self._held: list[str] = []  # the latest pieces, not yet joined
+        # The text as UTF-8, or (never both) as the one string `_whole`.
+        self._buffer: bytearray | None = bytearray()
+        self._block_starts = array("q")  # where each block of BLOCK pieces begins in it
         self._whole: str | None = None
 
     def append(self, text: str, event: int, t: float) -> None:
         # Once per fragment of every call: kept to the fewest operations.
+        buffer = self._buffer if self._buffer is not None else self._unjoined()
+        if not len(self.ends) % BLOCK:
+            self._block_starts.append(len(buffer))
+        buffer += text.encode(*UTF8)
         self.length = length = self.length + len(text)
         try:
             self.ends.append(length)
@@ -113,10 +122,6 @@ class TextPieces:
             if not values or not same_time(values[-1], t):
                 self._time_starts.append(len(self.ends) - 1)
                 values.append(t)
-        held = self._held
-        held.append(text)
-        if len(held) >= JOIN_EVERY:
-            self._join_held()
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -140,31 +145,28 @@ class TextPieces:
 
     # -- reading ----------------------------------------------------------------
     def text(self) -> str:
-        """All of it (joined once, then kept until the next append)."""
-        if self._whole is None or len(self._whole) != self.length:
-            self._join_held()
-            self._whole = "".join(self._chunks)
-            if len(self._chunks) > 1:  # keep the one string, not the two copies
-                self._chunks = [self._whole]
-                self._chunk_starts = array("q", [0])
-        return self._whole
+        """All of it, as one string kept in place of the buffer until the next append
+        (one copy of the text, not two)."""
+        whole = self._whole
+        if whole is None:
+            whole = self._whole = (self._buffer or bytearray()).decode(*UTF8)
+            self._buffer = None
+        return whole
 
     def slice(self, start: int, end: int) -> str:
         """Characters `start` to `end` of the text."""
         end = min(end, self.length)
         if start >= end:
             return ""
-        self._join_held()
-        chunks, starts = self._chunks, self._chunk_starts
-        number = bisect_right(starts, start) - 1
-        parts: list[str] = []
-        while start < end:
-            chunk_start = starts[number]
-            chunk = chunks[number]
-            parts.append(chunk[start - chunk_start : end - chunk_start])
-            start = chunk_start + len(chunk)
-            number += 1
-        return "".join(parts)
+        if self._buffer is None:
+            return self.text()[start:end]
+        ends, starts = self.ends, self._block_starts
+        first = bisect_right(ends, start) // BLOCK  # the blocks holding `start` and `end - 1`
+        after = bisect_left(ends, end) // BLOCK + 1
+        stop = starts[after] if after < len(starts) else len(self._buffer)
+        text = self._buffer[starts[first] : stop].decode(*UTF8)
+        offset = self.start_of(first * BLOCK)
+        return text[start - offset : end - offset]
 
     def start_of(self, number: int) -> int:
         """The offset where piece `number` (from 0) begins."""
@@ -183,11 +185,9 @@ class TextPieces:
         """The number of the piece holding character `offset`."""
         return bisect_right(self.ends, offset)
 
-    def _join_held(self) -> None:
-        held = self._held
-        if not held:
-            return
-        joined = "".join(held)
-        self._chunk_starts.append(self.length - len(joined))
-        self._chunks.append(joined)
-        held.clear()
+    def _unjoined(self) -> bytearray:
+        """The buffer again, for a piece that comes after `text` (rare: a fragment
+        after the finish)."""
+        self._buffer = bytearray(self.text().encode(*UTF8))
+        self._whole = None
+        return self._buffer
