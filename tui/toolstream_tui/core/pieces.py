@@ -103,15 +103,18 @@ class TextPieces:
 
     def append(self, text: str, event: int, t: float) -> None:
         # Once per fragment of every call: kept to the fewest operations.
-        buffer = self._buffer if self._buffer is not None else self._unjoined()
-        if not len(self.ends) % BLOCK:
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._unjoined()
+        ends = self.ends
+        if not len(ends) % BLOCK:
             self._block_starts.append(len(buffer))
-        buffer += text.encode(*UTF8)
+        buffer += text.encode("utf-8", "surrogatepass")  # UTF8, spelled out: the fast call
         self.length = length = self.length + len(text)
         try:
-            self.ends.append(length)
+            ends.append(length)
         except OverflowError:
-            self.ends = widened(self.ends, length)
+            self.ends = widened(ends, length)
         try:
             self.events.append(event)
         except OverflowError:
