@@ -14,6 +14,7 @@ from streaming import chunk, run, sse, tc
 from toolstream_tui.app.screenshot import render_screenshot
 from toolstream_tui.app.widgets.arguments_tree import value_label
 from toolstream_tui.bundle import REPORT, write_bundle
+from toolstream_tui.core import strict_json
 from toolstream_tui.core.dialect import compact_json
 from toolstream_tui.core.report import printable_json
 from toolstream_tui.core.strict_json import MAX_INTEGER_DIGITS, loads, loads_envelope
@@ -173,3 +174,36 @@ def test_anthropic_and_responses_indexes_out_of_range_take_a_free_lane() -> None
         assert [c["index"] for c in r.calls] == [0]
         assert r.anomaly("index-out-of-range")["index"] == 0
         assert field in r.anomaly("index-out-of-range")["detail"]
+
+
+DEPTH_BOTH_READ = "[" * 500 + "]" * 500
+DEPTH_ONLY_ORJSON_READS = "[" * 1010 + "]" * 1010
+DEPTH_NONE_READS = "[" * 1100 + "]" * 1100
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, 2.5, "é🚀", {"b": null}]}',
+        '{"a": 1,}',
+        '{"a": "\\ud83d"}',
+        '{"a": NaN}',
+        "[1e400]",
+        DEPTH_BOTH_READ,
+        DEPTH_ONLY_ORJSON_READS,
+        DEPTH_NONE_READS,
+    ],
+    ids=["plain", "invalid", "lone-surrogate", "nan", "huge-float", "deep", "deeper", "too-deep"],
+)
+def test_a_text_too_long_for_orjson_reads_the_same(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def read() -> Any:
+        try:
+            return printable_json(loads(text))  # nested lists compare by recursion: text does not
+        except ValueError as exc:
+            return type(exc), str(exc)
+
+    expected = read()
+    monkeypatch.setattr(strict_json, "ORJSON_MOST", 0)  # every text is "too long"
+    assert read() == expected

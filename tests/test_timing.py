@@ -17,6 +17,7 @@ from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core import fields as fields_module
 from toolstream_tui.core.fields import FieldClock, FieldScanner, FieldTiming
 from toolstream_tui.core.pieces import TextPieces
+from toolstream_tui.core.strict_json import MAX_INTEGER_DIGITS, value_end
 from toolstream_tui.core.timing import MAX_GAPS, gaps, stream_timing
 
 README = Path(__file__).parent.parent / "README.md"
@@ -75,14 +76,12 @@ def test_a_long_unfinished_value_is_tried_again_only_as_it_grows(
     """Following a value of n characters cut into single characters costs a
     constant times n, not n tries of the decoder over it."""
     tries = []
-    decoder = fields_module._VALUE
 
-    class Counting:
-        def raw_decode(self, text: str, start: int) -> tuple[Any, int]:
-            tries.append(len(text) - start)
-            return decoder.raw_decode(text, start)
+    def counting(text: str, start: int) -> int:
+        tries.append(len(text) - start)
+        return value_end(text, start)
 
-    monkeypatch.setattr(fields_module, "_VALUE", Counting())
+    monkeypatch.setattr(fields_module, "value_end", counting)
     raw = '{"rows": [' + ",".join(str(n) for n in range(20_000)) + '], "next": 1}'
     scanner = FieldScanner()
     for char in raw:
@@ -276,3 +275,28 @@ def test_headless_reports_timing_with_the_threshold_asked_for(cli: CliRunner) ->
     assert call["gaps_total"] >= 2
     assert [field["key"] for field in call["fields"]] == ["location"]
     assert timing["first_byte"] <= timing["first_argument_byte"] <= timing["finish"]
+
+
+def end_or_error(decode: Any, text: str) -> int | tuple[str, int]:
+    try:
+        return decode(text)
+    except json.JSONDecodeError as exc:
+        return exc.msg, exc.pos
+
+
+@given(OBJECTS, st.sampled_from(STYLES), st.data())
+def test_a_value_is_passed_over_where_json_finds_its_end(
+    obj: dict[str, Any], style: str, data: st.DataObject
+) -> None:
+    text = serialise(obj, style)
+    cut_at = data.draw(st.integers(min_value=1, max_value=len(text)))
+    text = text[:cut_at] + data.draw(st.sampled_from(["", " ", ",", "}{", "x"]))
+    expected = end_or_error(lambda t: json.JSONDecoder().raw_decode(t)[1], text)
+    assert end_or_error(value_end, text) == expected
+
+
+def test_a_field_holding_a_long_integer_is_passed_over() -> None:
+    digits = "9" * (MAX_INTEGER_DIGITS + 1)  # past what the core lets Python print
+    fields = scanned(['{"n": [', digits, '], "b": 1}'])
+    assert [key for key, _, _ in fields] == ["n", "b"]
+    assert fields[0][2] == len('{"n": [') + len(digits)

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from .core import StreamState
-from .core.report import report_json
+from .core.report import report_pieces
 from .core.visible import inert
 from .sources.recording import Tape, timing_path
 
@@ -22,7 +22,8 @@ def write_bundle(directory: Path, tape: Tape, state: StreamState, screenshot: st
     """Write the bundle into `directory` (created if needed); raises OSError."""
     directory.mkdir(parents=True, exist_ok=True)
     tape.save(directory / RECORDING)
-    (directory / REPORT).write_text(report_json(state), encoding="utf-8")
+    with (directory / REPORT).open("w", encoding="utf-8") as report:
+        report.writelines(report_pieces(state))
     if screenshot is not None:
         (directory / SCREENSHOT).write_text(screenshot, encoding="utf-8")
     (directory / README).write_text(readme(state, screenshot is not None), encoding="utf-8")

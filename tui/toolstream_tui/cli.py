@@ -23,7 +23,7 @@ from .core import StreamSession, StreamState, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.detect import DIALECTS
 from .core.events import Status
-from .core.report import EXIT_FAILED, report_json
+from .core.report import EXIT_FAILED, report_pieces
 from .core.session import MAX_BYTES, MAX_EVENT_BYTES
 from .core.state import STALL_SECONDS
 from .core.visible import inert
@@ -393,7 +393,7 @@ def run_headless(
     except KeyboardInterrupt:
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
-    sys.stdout.write(report_json(session.state))
+    sys.stdout.writelines(report_pieces(session.state))
     if bundle is not None and tape is not None:
         write_headless_bundle(bundle, tape, session)
     summary = one_line_summary(session)

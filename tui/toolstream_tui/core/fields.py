@@ -16,12 +16,12 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from .pieces import TextPieces
+from .strict_json import value_end
 from .surrogates import rejoin_pairs
 
 _STRUCTURE = re.compile(r'[{}\[\]",:]')
 _STRING_STOP = re.compile(r'["\\]')
 _SPACE = re.compile(r"[ \t\r\n]*")
-_VALUE = json.JSONDecoder()
 SHORT_VALUE = 4096  # an unfinished value this long is tried again at each possible end
 _CLOSER = re.compile(r'["\]}]')
 # What may follow where decoding stopped, if the text was only cut short: the
@@ -114,7 +114,7 @@ class FieldScanner:
         if start == len(self._text):
             return False
         try:
-            _, stop = _VALUE.raw_decode(self._text, start)
+            stop = value_end(self._text, start)
         except RecursionError:
             self._value_next = self._waiting = False
             return True

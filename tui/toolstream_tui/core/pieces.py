@@ -1,47 +1,137 @@
 """Text that grows by appends, kept as the pieces it arrived in.
 
 A stream can send millions of pieces (fragments of a call's arguments, deltas of
-text), so there is no Python object per piece: the text is joined into chunks,
-and each piece's end offset, wire event and arrival time live in compact arrays.
-That answers "what had arrived by wire event N" with a bisect, without
-replaying anything, and slices of the text without copying the rest.
+text), so there is no Python object per piece: the text is kept as UTF-8 in one
+growing buffer (a string holding one emoji takes 4 bytes a character, UTF-8
+takes 1 for ASCII), each piece's end offset and wire event live in compact
+arrays, its arrival time once per run of pieces that arrived together (in one
+read). That answers "what had arrived by wire event N" with a bisect, without
+replaying anything, and a slice decodes only the blocks of pieces it touches.
+
+A lone UTF-16 surrogate (half a pair cut between pieces, see surrogates.py) is
+kept as its three bytes ("surrogatepass"), so the text reads back exactly as the
+pieces were: pairs are rejoined by whoever reads it, as before.
 """
 
 from __future__ import annotations
 
+import math
 from array import array
-from bisect import bisect_right
-from collections.abc import Iterator
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+from typing import overload
 
-JOIN_EVERY = 512  # pieces held as separate strings before they are joined into a chunk
+BLOCK = 64  # pieces per block: where each block begins in the buffer is kept
+UTF8 = ("utf-8", "surrogatepass")
+# Offsets and event numbers take 4 bytes each until one passes 2**32 - 1 (a stream
+# of millions of fragments: 8 MB less per array), then 8.
+NARROW, WIDE = "I", "q"
+
+
+def widened(numbers: array[int], value: int) -> array[int]:
+    """`numbers` as 64-bit integers, with `value` appended (it did not fit)."""
+    wide = array(WIDE, numbers)
+    wide.append(value)
+    return wide
+
+
+def same_time(a: float, b: float) -> bool:
+    """Equal, and of the same sign (0.0 and -0.0 print differently)."""
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+class PieceTimes(Sequence[float]):
+    """The arrival time of each piece (seconds since the request), read from the
+    runs of pieces that share one: every piece of one read arrived at once."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self, pieces: TextPieces) -> None:
+        self._pieces = pieces
+
+    def __len__(self) -> int:
+        return len(self._pieces.ends)
+
+    @overload
+    def __getitem__(self, number: int) -> float: ...
+    @overload
+    def __getitem__(self, number: slice) -> list[float]: ...
+    def __getitem__(self, number: int | slice) -> float | list[float]:
+        if isinstance(number, slice):
+            return [self[one] for one in range(*number.indices(len(self)))]
+        count = len(self)
+        if number < 0:
+            number += count
+        if not 0 <= number < count:
+            raise IndexError("piece number out of range")
+        pieces = self._pieces
+        return pieces._time_values[bisect_right(pieces._time_starts, number) - 1]
+
+    def __iter__(self) -> Iterator[float]:
+        starts, values = self._pieces._time_starts, self._pieces._time_values
+        count = len(self)
+        for run, value in enumerate(values):
+            stop = starts[run + 1] if run + 1 < len(starts) else count
+            yield from repeat(value, stop - starts[run])
 
 
 class TextPieces:
-    __slots__ = ("_chunk_starts", "_chunks", "_held", "_whole", "ends", "events", "length", "times")
+    __slots__ = (
+        "_block_starts",
+        "_buffer",
+        "_last_time",
+        "_time_starts",
+        "_time_values",
+        "_whole",
+        "ends",
+        "events",
+        "length",
+    )
 
     def __init__(self) -> None:
-        self.ends = array("q")  # offset just past each piece
-        self.events = array("q")  # the wire event that carried each piece (non-decreasing)
-        self.times = array("d")  # arrival of each piece, seconds since the request
+        self.ends = array(NARROW)  # offset just past each piece
+        self.events = array(NARROW)  # the wire event that carried each piece (non-decreasing)
+        self._time_starts = array("q")  # the first piece of each run with one arrival time
+        self._time_values = array("d")  # that time
+        self._last_time: float | None = None
         self.length = 0
-        self._chunks: list[str] = []
-        self._chunk_starts = array("q")
-        self._held: list[str] = []  # the latest pieces, not yet joined
+        # The text as UTF-8, or (never both) as the one string `_whole`.
+        self._buffer: bytearray | None = bytearray()
+        self._block_starts = array("q")  # where each block of BLOCK pieces begins in it
         self._whole: str | None = None
 
     def append(self, text: str, event: int, t: float) -> None:
         # Once per fragment of every call: kept to the fewest operations.
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._unjoined()
+        ends = self.ends
+        if not len(ends) % BLOCK:
+            self._block_starts.append(len(buffer))
+        buffer += text.encode("utf-8", "surrogatepass")  # UTF8, spelled out: the fast call
         self.length = length = self.length + len(text)
-        self.ends.append(length)
-        self.events.append(event)
-        self.times.append(t)
-        held = self._held
-        held.append(text)
-        if len(held) >= JOIN_EVERY:
-            self._join_held()
+        try:
+            ends.append(length)
+        except OverflowError:
+            self.ends = widened(ends, length)
+        try:
+            self.events.append(event)
+        except OverflowError:
+            self.events = widened(self.events, event)
+        if t is not self._last_time:  # the pieces of one read share its time object
+            self._last_time = t
+            values = self._time_values
+            if not values or not same_time(values[-1], t):
+                self._time_starts.append(len(self.ends) - 1)
+                values.append(t)
 
     def __len__(self) -> int:
         return len(self.ends)
+
+    @property
+    def times(self) -> PieceTimes:
+        return PieceTimes(self)
 
     # -- up to a wire event ---------------------------------------------------
     def count_upto(self, event: int) -> int:
@@ -58,31 +148,28 @@ class TextPieces:
 
     # -- reading ----------------------------------------------------------------
     def text(self) -> str:
-        """All of it (joined once, then kept until the next append)."""
-        if self._whole is None or len(self._whole) != self.length:
-            self._join_held()
-            self._whole = "".join(self._chunks)
-            if len(self._chunks) > 1:  # keep the one string, not the two copies
-                self._chunks = [self._whole]
-                self._chunk_starts = array("q", [0])
-        return self._whole
+        """All of it, as one string kept in place of the buffer until the next append
+        (one copy of the text, not two)."""
+        whole = self._whole
+        if whole is None:
+            whole = self._whole = (self._buffer or bytearray()).decode(*UTF8)
+            self._buffer = None
+        return whole
 
     def slice(self, start: int, end: int) -> str:
         """Characters `start` to `end` of the text."""
         end = min(end, self.length)
         if start >= end:
             return ""
-        self._join_held()
-        chunks, starts = self._chunks, self._chunk_starts
-        number = bisect_right(starts, start) - 1
-        parts: list[str] = []
-        while start < end:
-            chunk_start = starts[number]
-            chunk = chunks[number]
-            parts.append(chunk[start - chunk_start : end - chunk_start])
-            start = chunk_start + len(chunk)
-            number += 1
-        return "".join(parts)
+        if self._buffer is None:
+            return self.text()[start:end]
+        ends, starts = self.ends, self._block_starts
+        first = bisect_right(ends, start) // BLOCK  # the blocks holding `start` and `end - 1`
+        after = bisect_left(ends, end) // BLOCK + 1
+        stop = starts[after] if after < len(starts) else len(self._buffer)
+        text = self._buffer[starts[first] : stop].decode(*UTF8)
+        offset = self.start_of(first * BLOCK)
+        return text[start - offset : end - offset]
 
     def start_of(self, number: int) -> int:
         """The offset where piece `number` (from 0) begins."""
@@ -101,11 +188,9 @@ class TextPieces:
         """The number of the piece holding character `offset`."""
         return bisect_right(self.ends, offset)
 
-    def _join_held(self) -> None:
-        held = self._held
-        if not held:
-            return
-        joined = "".join(held)
-        self._chunk_starts.append(self.length - len(joined))
-        self._chunks.append(joined)
-        held.clear()
+    def _unjoined(self) -> bytearray:
+        """The buffer again, for a piece that comes after `text` (rare: a fragment
+        after the finish)."""
+        self._buffer = bytearray(self.text().encode(*UTF8))
+        self._whole = None
+        return self._buffer

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .events import Status
@@ -12,6 +13,8 @@ from .timing import stream_timing
 from .visible import json_inert
 
 DEEP_REPORT_FRAMES = 4000  # enough for orjson's nesting limit of 1024, with room
+PIECE_CHARS = 64 * 1024  # a report is written in pieces of about this size
+_LEAVES = json.JSONEncoder(ensure_ascii=False)  # one scalar or string at a time
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 2
@@ -79,23 +82,127 @@ def build_report(state: StreamState) -> dict[str, Any]:
 
 def report_json(state: StreamState) -> str:
     """The report as printed by --headless and written by the app's export."""
-    return printable_json(build_report(state))
+    return "".join(report_pieces(state))
+
+
+def report_pieces(state: StreamState) -> Iterator[str]:
+    """`report_json` in pieces, to be written one after another."""
+    return printable_pieces(build_report(state))
 
 
 def printable_json(value: Any, compact: bool = False) -> str:
     """Indented JSON (one line with `compact`) with UTF-8 kept readable, but nothing
     in it can steer or hide from a terminal."""
-    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
+    if not compact:
+        return "".join(printable_pieces(value))
     try:
-        text = json.dumps(value, ensure_ascii=False, **layout)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except RecursionError:  # arguments nested ~1000 deep: orjson reads them, json needs room
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + DEEP_REPORT_FRAMES)
         try:
-            text = json.dumps(value, ensure_ascii=False, **layout)
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         finally:
             sys.setrecursionlimit(limit)
     return json_inert(text) + "\n"
+
+
+def printable_pieces(value: Any) -> Iterator[str]:
+    """`printable_json(value)` in pieces of about PIECE_CHARS characters, so a report
+    holding a 10 MB buffer is written without ever being one string."""
+    held: list[str] = []
+    size = 0
+    for text in indented_json(value):
+        held.append(text)
+        size += len(text)
+        if size >= PIECE_CHARS:
+            yield json_inert("".join(held))
+            held.clear()
+            size = 0
+    held.append("\n")
+    yield json_inert("".join(held))
+
+
+def indented_json(value: Any) -> Iterator[str]:
+    """The text of `json.dumps(value, ensure_ascii=False, indent=2)`, in small pieces.
+    An explicit stack, not recursion: arguments nest as deep as orjson reads them.
+    A long string comes in slices (JSON escapes character by character)."""
+    yield from _leaf_or_opening(value)
+    open_members: list[tuple[Iterator[tuple[str, Any]], str]] = []
+    if isinstance(value, (dict, list, tuple)) and value:
+        open_members.append(_members(value, 0))
+    while open_members:
+        members, closing = open_members[-1]
+        for prefix, child in members:
+            yield prefix
+            yield from _leaf_or_opening(child)
+            if isinstance(child, (dict, list, tuple)) and child:
+                open_members.append(_members(child, len(open_members)))
+                break
+        else:
+            open_members.pop()
+            yield closing
+
+
+def _members(
+    container: dict[Any, Any] | list[Any] | tuple[Any, ...], depth: int
+) -> tuple[Iterator[tuple[str, Any]], str]:
+    """What precedes each member of a non-empty container at `depth` (its key, with
+    the line break and indent), and the text that closes it."""
+    inner, outer = _indent(depth + 1), _indent(depth)
+    if isinstance(container, dict):
+        keyed = (
+            (f"{inner if number == 0 else ',' + inner}{_key(key)}: ", child)
+            for number, (key, child) in enumerate(container.items())
+        )
+        return keyed, outer + "}"
+    listed = (
+        (inner if number == 0 else "," + inner, child) for number, child in enumerate(container)
+    )
+    return listed, outer + "]"
+
+
+def _indent(depth: int) -> str:
+    return "\n" + "  " * depth
+
+
+def _leaf_or_opening(value: Any) -> Iterator[str]:
+    """A scalar's text, or what opens a container (all of an empty one)."""
+    if isinstance(value, str):
+        if len(value) <= PIECE_CHARS:
+            yield _LEAVES.encode(value)
+            return
+        yield '"'
+        for start in range(0, len(value), PIECE_CHARS):
+            yield _LEAVES.encode(value[start : start + PIECE_CHARS])[1:-1]
+        yield '"'
+    elif isinstance(value, dict):
+        yield "{" if value else "{}"
+    elif isinstance(value, (list, tuple)):
+        yield "[" if value else "[]"
+    else:
+        yield _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    return _LEAVES.encode(value)  # floats (NaN as json writes it); anything else refused
+
+
+def _key(key: Any) -> str:
+    """A member's name as json writes it: a string, or a scalar turned into one."""
+    if isinstance(key, str):
+        return _LEAVES.encode(key)
+    if isinstance(key, (bool, int, float)) or key is None:
+        return _LEAVES.encode(_scalar(key).strip('"'))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
 def exit_code(state: StreamState) -> int:

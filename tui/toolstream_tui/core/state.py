@@ -12,7 +12,6 @@ stream is over), so a display can show the stream as it stood after any event.
 
 from __future__ import annotations
 
-import json
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
@@ -36,12 +35,11 @@ from .events import (
 from .fields import FieldClock
 from .pieces import TextPieces
 from .schema import DeclaredTools, SchemaError
-from .strict_json import loads
+from .strict_json import loads, value_end
 from .surrogates import lone_places, may_decode_to_lone_surrogates, rejoin_pairs
 
 STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
-_FIRST_VALUE = json.JSONDecoder()
 INTERRUPTED_CALL_ERROR = "stream failed before the finish; arguments are incomplete"
 CHANNELS = (Channel.CONTENT, Channel.REASONING, Channel.REFUSAL)
 CHANNEL_CODES = {channel: code for code, channel in enumerate(CHANNELS)}
@@ -115,7 +113,7 @@ class CallSlot:
         raw = self.arguments_raw
         start = len(raw) - len(raw.lstrip())
         try:
-            _, end = _FIRST_VALUE.raw_decode(raw, start)
+            end = value_end(raw, start)
         except (ValueError, RecursionError):
             return None
         if not raw[end:].strip():

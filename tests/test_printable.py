@@ -1,0 +1,86 @@
+"""The indented report is written in pieces, and the pieces are exactly what
+json.dumps would print, made inert, whatever the value and wherever it is cut."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from streaming import SCALARS, TEXT
+
+from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.core import report as report_module
+from toolstream_tui.core.report import printable_json, printable_pieces, report_json, report_pieces
+from toolstream_tui.core.visible import json_inert
+
+ODD_SCALARS = SCALARS | st.sampled_from(
+    [float("nan"), float("-inf"), "\ud83d lone", "\x1b[31m\u202e", "x" * 40, (), []]
+)
+KEYS = TEXT | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
+VALUES = st.recursive(
+    ODD_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(KEYS, inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def dumped(value: Any) -> str:
+    return json_inert(json.dumps(value, ensure_ascii=False, indent=2)) + "\n"
+
+
+@given(VALUES, st.integers(min_value=1, max_value=9))
+def test_the_pieces_print_what_json_dumps_prints(value: Any, piece_chars: int) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_module, "PIECE_CHARS", piece_chars)  # long strings get sliced
+        assert "".join(printable_pieces(value)) == dumped(value)
+        assert printable_json(value) == dumped(value)
+
+
+def test_nesting_deeper_than_the_recursion_limit_is_printed() -> None:
+    depth = sys.getrecursionlimit() + 100
+    value: list[Any] = []
+    innermost = value
+    for _ in range(depth):
+        innermost.append({"a": []})
+        innermost = innermost[0]["a"]
+    printed = printable_json(value)  # at the usual limit
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 4 * depth)  # json.dumps recurses: give it room
+    try:
+        assert printed == dumped(value)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_a_long_argument_buffer_is_never_one_piece() -> None:
+    session = StreamSession("test")
+    session.open(200, "text/event-stream")
+    long_text = "é🚀a" * 100_000
+    arguments = json.dumps({"text": long_text}, ensure_ascii=False)
+    chunk = {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {"index": 0, "id": "c", "function": {"name": "f", "arguments": arguments}}
+                    ]
+                },
+            }
+        ]
+    }
+    finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    session.feed(f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(finish)}\n\n".encode(), 0.1)
+    session.close(0.2)
+    pieces = list(report_pieces(session.state))
+    assert "".join(pieces) == dumped(build_report(session.state)) == report_json(session.state)
+    assert max(map(len, pieces)) <= 2 * report_module.PIECE_CHARS
+    assert len(pieces) > 4  # the buffer, twice (raw and parsed), in slices
