@@ -152,11 +152,15 @@ def serve_upstream(bulk_argument_bytes: int) -> None:
 
 def start(command: list[str]) -> tuple[subprocess.Popen[str], str]:
     """A server process, and the first line it wrote about where it listens."""
+    upstream = "--serve-upstream" in command
+    # The headless proxy writes a JSON line per request to stdout: a pipe nobody
+    # reads fills after ~64 requests and stops its loop (the bench's 66th request).
+    stdout = subprocess.PIPE if upstream else subprocess.DEVNULL
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8"
+        command, stdout=stdout, stderr=subprocess.PIPE, text=True, encoding="utf-8"
     )
     deadline = time.monotonic() + START_TIMEOUT_S
-    stream = process.stdout if "--serve-upstream" in command else process.stderr
+    stream = process.stdout if upstream else process.stderr
     assert stream is not None
     while time.monotonic() < deadline:
         line = stream.readline()
