@@ -243,3 +243,14 @@ def test_a_token_a_thousand_characters_long_is_found_whole_and_by_its_start() ->
     assert pattern.redact_text(f"<{token}>") == f"<{REDACTED}>"
     assert pattern.partial("said " + token[:500]) == (5, True)
     assert pattern.partial("said " + token[:40] + "Q") is None
+
+
+def test_a_scrubber_made_from_a_compiled_pattern_scrubs_as_one_made_from_secrets() -> None:
+    pattern = SecretPattern([SECRET])
+    body = f'data: {{"choices":[{{"delta":{{"content":"key {SECRET} here"}}}}]}}\n\n'.encode()
+    outputs = []
+    for scrubber in (SecretScrubber(pattern), SecretScrubber([SECRET])):
+        scrubber.open(200, "text/event-stream")
+        outputs.append(scrubber.feed(body) + scrubber.close())
+    assert outputs[0] == outputs[1] and SECRET.encode() not in outputs[0]
+    assert SecretScrubber(pattern).pattern is pattern, "compiled once, not per response"

@@ -290,8 +290,10 @@ class SecretScrubber:
     removed out. `open` with the response head, `feed` every read (returns what
     may be released now, possibly nothing), `close` at the end (returns the rest)."""
 
-    def __init__(self, secrets: Iterable[str], dialect: str | None = None) -> None:
-        self.pattern = SecretPattern(secrets)
+    def __init__(self, secrets: Iterable[str] | SecretPattern, dialect: str | None = None) -> None:
+        """`secrets`, or their pattern already compiled (compiling every spelling of
+        a long key takes tens of milliseconds: once per proxied key, not per response)."""
+        self.pattern = secrets if isinstance(secrets, SecretPattern) else SecretPattern(secrets)
         self._shadow = StreamSession(
             "redaction", dialect, max_bytes=sys.maxsize, max_event_bytes=sys.maxsize
         )

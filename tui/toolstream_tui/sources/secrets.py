@@ -127,11 +127,11 @@ class Redactor:
         async with aclosing(items):
             async for item in items:
                 if isinstance(item, ResponseHead):
-                    scrubber = SecretScrubber(self.secrets, self.dialect)
+                    scrubber = SecretScrubber(self.pattern, self.dialect)
                     scrubber.open(item.status, item.content_type)
                 elif isinstance(item, BodyChunk):
                     if scrubber is None:  # a body without a head: read it as untyped
-                        scrubber = SecretScrubber(self.secrets, self.dialect)
+                        scrubber = SecretScrubber(self.pattern, self.dialect)
                         scrubber.open(200, "")
                     last_t = item.t
                     item = replace(item, data=scrubber.feed(item.data))  # every read keeps its time
