@@ -1124,3 +1124,21 @@ def test_cli_rejects_invalid_fault_parameters(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "fault parameter" in captured.err
+
+
+def test_cli_stops_on_sigint_even_when_started_with_it_ignored() -> None:
+    """A script's background job inherits SIGINT ignored; the stub stops on it anyway."""
+    command = [sys.executable, "-m", "toolstream_stubs", "--scenario", "weather", "--port", "0"]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        assert process.stdout is not None
+        assert LISTENING_LINE.match(process.stdout.readline().decode())
+    finally:
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+    assert (process.returncode, stdout, stderr) == (0, b"", b"")

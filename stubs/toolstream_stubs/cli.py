@@ -68,13 +68,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print_scenario_list()
         return 0
-    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_term = signal.signal(signal.SIGTERM, _raise_terminated)
+    # A process started in the background by a script inherits SIGINT ignored;
+    # the stub still stops on it, as it says.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return serve(args)
     except (KeyboardInterrupt, _Terminated):
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous_handler)
+        signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def serve(args: argparse.Namespace) -> int:
