@@ -1087,10 +1087,21 @@ def test_cli_serves_until_signalled(stop_signal: signal.Signals, scenario: str) 
         response = httpx.post(match[1], json={}, timeout=TIMEOUT_S)
         assert response.content == load_scenario(scenario).rendered
     finally:
-        process.send_signal(stop_signal)
-        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+        stdout, stderr = signalled(process, stop_signal)
     assert process.returncode == 0
     assert (stdout, stderr) == (b"", b"")
+
+
+def signalled(process: subprocess.Popen[bytes], stop_signal: signal.Signals) -> tuple[bytes, bytes]:
+    """What the process wrote once `stop_signal` stopped it; one that does not stop
+    is killed (a failed test leaves no server behind) and the test fails."""
+    process.send_signal(stop_signal)
+    try:
+        return process.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
 
 
 def test_cli_fault_options_reach_the_server() -> None:
@@ -1139,6 +1150,5 @@ def test_cli_stops_on_sigint_even_when_started_with_it_ignored() -> None:
         assert process.stdout is not None
         assert LISTENING_LINE.match(process.stdout.readline().decode())
     finally:
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+        stdout, stderr = signalled(process, signal.SIGINT)
     assert (process.returncode, stdout, stderr) == (0, b"", b"")
