@@ -5,11 +5,12 @@ the tool reads."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ class ProxyProcess:
     process: subprocess.Popen[str]
     url: str
     stderr_head: list[str] = field(default_factory=list)
+    forwarders: list[int] = field(default_factory=list)
     stdout: str = ""
     stderr: str = ""
 
@@ -55,6 +57,22 @@ class ProxyProcess:
         return [json.loads(line) for line in self.stdout.splitlines()]
 
 
+def children_of(pid: int) -> list[int]:
+    """The processes `pid` started (Linux: /proc; elsewhere none are known)."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(child) for child in path.read_text().split()] if path.exists() else []
+
+
+def is_forwarder(pid: int) -> bool:
+    """A running forwarder (not a zombie, not a process that took its pid since)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+    return state != "Z" and b"toolstream_tui.sources.forwarder" in command
+
+
 @contextmanager
 def proxy_process(*args: str) -> Iterator[ProxyProcess]:
     command = [console_script("toolstream-tui"), "proxy", "--listen", "127.0.0.1:0", *args]
@@ -63,13 +81,20 @@ def proxy_process(*args: str) -> Iterator[ProxyProcess]:
     )
     assert process.stderr is not None
     head: list[str] = []
+    forwarders: list[int] = []
     try:
         while not (found := LISTENING.search(head[-1] if head else "")):
             line = process.stderr.readline()
             assert line, f"the proxy ended before listening: {''.join(head)}"
             head.append(line)
-        yield ProxyProcess(process, found.group(1), head)
+        forwarders = children_of(process.pid)
+        yield ProxyProcess(process, found.group(1), head, forwarders)
     finally:
+        # The forwarder runs in a session of its own: a failed test kills it too,
+        # or it would hold the pipes (and the port) after the test.
+        for pid in filter(is_forwarder, forwarders):
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         if process.poll() is None:
             process.kill()
             process.communicate()
@@ -116,6 +141,19 @@ def test_a_signal_stops_the_proxy_cleanly(stub: StubServer, sent: signal.Signals
     assert json.loads(first)["status"] == "finished"
     assert "stopped after 1 request" in proxy.stderr
     assert "Traceback" not in proxy.stderr and "Fatal Python error" not in proxy.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the forwarder in /proc")
+def test_the_forwarder_ends_when_the_proxy_is_killed(stub: StubServer) -> None:
+    """A proxy killed outright (no signal handler runs) leaves no forwarder behind
+    holding the port and its pipes: the forwarder sees its stdin close and stops."""
+    with proxy_process("--upstream", stub.base_url, "--headless") as proxy:
+        assert proxy.send("/v1/chat/completions").status_code == 200
+        assert [pid for pid in proxy.forwarders if is_forwarder(pid)] == proxy.forwarders != []
+        proxy.process.kill()
+        # The forwarder holds the proxy's stdout and stderr: they close when it ends.
+        proxy.wait()
+        assert not any(is_forwarder(pid) for pid in proxy.forwarders)
 
 
 def nice_of(pid: int) -> int:

@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from types import FrameType
 from typing import Any
 
 import httpx
@@ -44,6 +43,7 @@ from .secrets import Redactor, secrets_in
 MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
 FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
 FLUSH_POLL_S = 0.01
+STOP_POLL_S = 0.05  # how soon the main thread sees a signal or the watcher gone
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -519,24 +519,25 @@ class Forwarder:
     def run(self) -> None:
         """Serve until SIGTERM or SIGINT (a second one stops at once) or until the
         watching process closes our stdin."""
-        stop = threading.Event()
-
-        def on_signal(number: int, _frame: FrameType | None) -> None:
-            self.server.force_exit = stop.is_set()
-            stop.set()
-
+        signals: list[int] = []
+        # The handler only appends: it runs on the main thread between any two
+        # bytecodes, and setting a threading.Event there deadlocks when the main
+        # thread was inside that Event's wait (it holds the lock the handler needs).
         for number in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(number, on_signal)
-        threading.Thread(target=lambda: (wait_for_eof(0), stop.set()), daemon=True).start()
+            signal.signal(number, lambda number, _frame: signals.append(number))
+        watcher_gone = threading.Event()
+        threading.Thread(target=lambda: (wait_for_eof(0), watcher_gone.set()), daemon=True).start()
         serving = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
         serving.start()
-        while serving.is_alive() and not stop.wait(0.1):
-            pass
+        while serving.is_alive() and not signals and not watcher_gone.is_set():
+            time.sleep(STOP_POLL_S)
         self.server.should_exit = True
-        while serving.is_alive():
-            serving.join(0.1)
-            if stop.is_set() and self.server.force_exit:
-                break
+        # uvicorn gives streaming requests the grace period, then the tap its flush;
+        # past both, nothing is worth outliving the watching process for.
+        give_up_at = time.monotonic() + self.config.shutdown_grace + FLUSH_TIMEOUT_S + 1
+        while serving.is_alive() and len(signals) < 2 and time.monotonic() < give_up_at:
+            serving.join(STOP_POLL_S)
+        # Returning ends the process, the daemon threads with it.
 
 
 def wait_for_eof(fd: int) -> None:
