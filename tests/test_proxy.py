@@ -27,7 +27,7 @@ from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy_log import NOT_JSON, Change, RequestRecord, model_of
 from toolstream_tui.sources import Limits, pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, TransportError
-from toolstream_tui.sources.forwarder import HOP_BY_HOP
+from toolstream_tui.sources.forwarder import HOP_BY_HOP, TAP_BATCH_BYTES, PipeFeed
 from toolstream_tui.sources.proxy import (
     Exchange,
     FrameReader,
@@ -556,6 +556,41 @@ async def test_frames_come_back_whole_however_the_pipe_cuts_them() -> None:
         for start in range(0, len(wire), step):
             reader.data_received(wire[start : start + step])
         assert received == items, step
+
+
+class RecordedWrites:
+    """A write transport that keeps each write, and says when one came."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.written = asyncio.get_running_loop().create_future()
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+        if not self.written.done():
+            self.written.set_result(None)
+
+
+async def test_the_tap_writes_the_frames_of_several_loop_turns_at_once() -> None:
+    feed = PipeFeed()
+    recorded = RecordedWrites()
+    feed.transport = recorded  # type: ignore[assignment]
+    chunks = [BodyChunk(b"data: %d\n\n" % n, n / 10) for n in range(3)]
+    for chunk in chunks:
+        feed.put(7, chunk)
+        await asyncio.sleep(0)  # a turn of the loop: each chunk as its own read
+    await recorded.written
+    assert recorded.writes == [b"".join(frame(7, chunk) for chunk in chunks)]
+
+
+async def test_the_tap_writes_at_once_past_its_batch_size() -> None:
+    feed = PipeFeed()
+    recorded = RecordedWrites()
+    feed.transport = recorded  # type: ignore[assignment]
+    big = BodyChunk(b"x" * TAP_BATCH_BYTES, 0.0)
+    feed.put(1, BodyChunk(b"small", 0.0))
+    feed.put(1, big)
+    assert recorded.writes == [frame(1, BodyChunk(b"small", 0.0)) + frame(1, big)]
 
 
 # -- arguments -----------------------------------------------------------------------
