@@ -7,10 +7,13 @@ and the core's state, never a copy of the stream kept by a widget."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 from streaming import untimed
+from textual.color import Color
+from textual.dom import DOMNode
 
 from conftest import (
     CliRunner,
@@ -29,6 +32,7 @@ from toolstream_tui.app.stream_screen import (
     StreamScreen,
     redraw_due,
 )
+from toolstream_tui.app.widgets.arguments_tree import ArgumentsTree
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.visible import inert
@@ -544,3 +548,36 @@ async def test_lanes_reused_as_the_window_moves_show_only_their_new_call(
                 assert lane.selected == (index == screen.selected)
             assert list(screen.lanes.deck.children) == [shown[i] for i in sorted(shown)]
         assert len(lanes_seen) < len(state.calls), "lanes are reused, not one per call"
+
+
+async def test_the_lane_column_frames_focus_and_restyles_none_of_its_lanes(
+    app_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The column's frame takes the accent colour while it, or a tree in one of its
+    lanes, has focus; a focus change restyles none of the lanes or their parts
+    (Textual restyles a focused widget and all it holds: every lane, ~100 ms at
+    each Tab and again at quit)."""
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        column = app.stream.lanes
+        accent = Color.parse(app.get_css_variables()["accent"])
+        primary = Color.parse(app.get_css_variables()["primary"])
+        restyled: list[object] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            update_nodes(nodes, animate=animate)
+
+        monkeypatch.setattr(app.stylesheet, "update_nodes", counted)
+        tree = column.query(ArgumentsTree).first()
+        frames = []
+        for target in (column, None, tree, None):
+            app.screen.set_focus(target)
+            await pilot.pause()
+            frames.append(column.styles.border_top)
+        assert frames == [("round", accent), ("round", primary)] * 2
+        # The tree restyles itself for its own focus rules; nothing else in the column.
+        assert not [node for node in restyled if column in node.ancestors and node is not tree]

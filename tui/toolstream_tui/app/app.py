@@ -81,6 +81,9 @@ class ToolstreamApp(InputFirstApp):
         said = self.stream.bundle_on_quit()
         if said:
             self.said_at_exit.append(said)
+        # Focus on nothing first: Textual tears the screen down widget by widget,
+        # moving focus (and restyling what gets it) each time the focused one goes.
+        self.screen.set_focus(None)
         self.exit(self.return_code)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
