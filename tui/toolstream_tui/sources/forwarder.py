@@ -551,6 +551,7 @@ class Forwarder:
         give_up_at = time.monotonic() + self.config.shutdown_grace + FLUSH_TIMEOUT_S + 1
         while serving.is_alive() and len(signals) < 2 and time.monotonic() < give_up_at:
             serving.join(STOP_POLL_S)
+        self.server.force_exit = True
         # Returning ends the process, the daemon threads with it.
 
 
