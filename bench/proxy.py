@@ -197,7 +197,7 @@ class Dechunker:
         self.buffer += data
         body = bytearray()
         while self.buffer and not self.done:
-            if self.left:
+            if self.left > 0:
                 piece = self.buffer[: self.left]
                 body += piece
                 self.left -= len(piece)

@@ -4,11 +4,13 @@ whole both ways. No timing is asserted."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -50,3 +52,30 @@ def test_quick_run_with_the_request_list_presses_keys(tmp_path: Path) -> None:
     assert results["direct"]["events"] == results["proxied"]["events"] == events
     assert results["keys"]["presses"] >= 1 and results["app_peak_rss_mb"] > 0
     assert "key f -> the frame" in printed
+
+
+@pytest.fixture(scope="module")
+def bench_proxy() -> ModuleType:
+    """bench/proxy.py as a module (it imports its neighbours as a script does)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCH.parent))
+        spec = importlib.util.spec_from_file_location("bench_proxy", BENCH)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        patch.setitem(sys.modules, spec.name, module)  # its dataclasses look it up
+        spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_client_reads_a_chunked_body_cut_anywhere(bench_proxy: ModuleType) -> None:
+    """A read may end anywhere, also between a chunk's data and its CRLF (a cut
+    there once made the bench report a whole proxied stream as cut short)."""
+    parts = [b"data: one\n\n", b"x" * 300, b"\r\n", b"data: [DONE]\n\n"]
+    wire = b"".join(bench_proxy.chunk_of(part) for part in parts) + b"0\r\n\r\n"
+    for cut in range(len(wire) + 1):
+        chunks = bench_proxy.Dechunker()
+        body = chunks.feed(wire[:cut]) + chunks.feed(wire[cut:])
+        assert (body, chunks.done) == (b"".join(parts), True), cut
+    chunks = bench_proxy.Dechunker()
+    body = b"".join(chunks.feed(wire[i : i + 1]) for i in range(len(wire)))
+    assert (body, chunks.done) == (b"".join(parts), True)
