@@ -593,6 +593,23 @@ async def test_the_tap_writes_at_once_past_its_batch_size() -> None:
     assert recorded.writes == [frame(1, BodyChunk(b"small", 0.0)) + frame(1, big)]
 
 
+async def test_the_tap_holds_its_frames_while_the_pipe_is_full() -> None:
+    """Handing a paused transport more would grow its part-written buffer, which
+    copies all it holds; the frames wait and go in one write once it has drained."""
+    feed = PipeFeed()
+    recorded = RecordedWrites()
+    feed.transport = recorded  # type: ignore[assignment]
+    feed.pause_writing()
+    big = BodyChunk(b"x" * TAP_BATCH_BYTES, 0.0)
+    feed.put(1, BodyChunk(b"small", 0.0))
+    feed.put(2, big)
+    assert recorded.writes == []
+    feed.resume_writing()
+    assert recorded.writes == [frame(1, BodyChunk(b"small", 0.0)) + frame(2, big)]
+    feed.resume_writing()  # nothing held: nothing written
+    assert len(recorded.writes) == 1
+
+
 # -- arguments -----------------------------------------------------------------------
 
 

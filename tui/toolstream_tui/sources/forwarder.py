@@ -428,7 +428,13 @@ class PipeFeed(asyncio.Protocol):
     within TAP_BATCH_S go in one write (sooner past TAP_BATCH_BYTES): each write
     costs a system call here and a wake-up there, ~90 us on this machine's 2 cores,
     which paid per chunk of 64 streams was most of a core; each item carries the
-    time its bytes arrived, so the batching moves no figure the watcher shows."""
+    time its bytes arrived, so the batching moves no figure the watcher shows.
+
+    While the watcher lags (the pipe full, the transport paused), the frames wait
+    here and go in one write once the transport has written all it held: adding
+    to a transport's part-written buffer copies all of it (CPython's bytearray
+    moves its contents when it grows after a cut at the front), which on a 21 MB
+    stream read at full speed was half the forwarder's CPU."""
 
     def __init__(self) -> None:
         self.transport: asyncio.WriteTransport | None = None
@@ -436,30 +442,43 @@ class PipeFeed(asyncio.Protocol):
         self._frames: list[bytes] = []
         self._size = 0
         self._timer: asyncio.TimerHandle | None = None
+        self._paused = False
 
     async def open(self, fd: int) -> None:
         pipe = open(fd, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
         loop = asyncio.get_running_loop()
         self.transport, _ = await loop.connect_write_pipe(lambda: self, pipe)
+        # Paused as soon as it holds anything, resumed once it holds nothing.
+        self.transport.set_write_buffer_limits(high=1, low=0)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.gone = True
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self._frames:
+            self._write()
 
     def put(self, request_id: int, item: TapItem | Exchange) -> None:
         if self.transport is None or self.gone:
             return
         data = frame(request_id, item)
-        if not self._frames:
+        if not self._frames and not self._paused:
             self._timer = asyncio.get_running_loop().call_later(TAP_BATCH_S, self._write)
         self._frames.append(data)
         self._size += len(data)
-        if self._size >= TAP_BATCH_BYTES:
+        if self._size >= TAP_BATCH_BYTES and not self._paused:
             self._write()
 
     def _write(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._paused:
+            return  # resume_writing writes them
         frames, self._frames, self._size = self._frames, [], 0
         if self.transport is not None and not self.gone and frames:
             self.transport.write(b"".join(frames))
@@ -472,7 +491,7 @@ class PipeFeed(asyncio.Protocol):
         self._write()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                while not self.gone and transport.get_write_buffer_size():
+                while not self.gone and (self._frames or transport.get_write_buffer_size()):
                     await asyncio.sleep(FLUSH_POLL_S)
         transport.close()
 
