@@ -40,7 +40,9 @@ def test_quick_run_measures_latency_and_throughput(tmp_path: Path) -> None:
     assert results["direct"]["events"] == results["proxied"]["events"] == events
     assert results["bulk_bytes"] > 0
     assert results["direct_bulk_seconds"] > 0 and results["proxied_bulk_seconds"] > 0
-    assert "added by the proxy" in printed and "throughput" in printed
+    assert results["stub_bytes"] > 0
+    assert results["stub_direct_seconds"] > 0 and results["stub_proxied_seconds"] > 0
+    assert "added by the proxy" in printed and "toolstream-stub --scenario" in printed
 
 
 @pytest.mark.slow

@@ -26,8 +26,8 @@ from toolstream_stubs.faults import cut_offset
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy_log import NOT_JSON, Change, RequestRecord, model_of
 from toolstream_tui.sources import Limits, pump
-from toolstream_tui.sources.base import BodyChunk, ResponseHead, TransportError
-from toolstream_tui.sources.forwarder import HOP_BY_HOP, TAP_BATCH_BYTES, PipeFeed
+from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
+from toolstream_tui.sources.forwarder import HOP_BY_HOP, TAP_BATCH_BYTES, PipeFeed, UpstreamReads
 from toolstream_tui.sources.proxy import (
     Exchange,
     FrameReader,
@@ -608,6 +608,54 @@ async def test_the_tap_holds_its_frames_while_the_pipe_is_full() -> None:
     assert recorded.writes == [frame(1, BodyChunk(b"small", 0.0)) + frame(2, big)]
     feed.resume_writing()  # nothing held: nothing written
     assert len(recorded.writes) == 1
+
+
+class PiecesBody(httpx.AsyncByteStream):
+    """A response body that yields its pieces as fast as it is asked (as httpx does
+    with the chunks of one socket read), then fails with `error` if given."""
+
+    def __init__(self, pieces: list[bytes], error: Exception | None = None) -> None:
+        self.pieces = pieces
+        self.error = error
+        self.pulled = 0
+
+    async def __aiter__(self) -> Any:
+        for piece in self.pieces:
+            self.pulled += 1
+            yield piece
+        if self.error is not None:
+            raise self.error
+
+
+async def test_the_relay_forwards_what_one_read_brought_in_one_write() -> None:
+    body = PiecesBody([b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"])
+    clock = iter([10.0, 12.5]).__next__  # started at 10 s, the first piece read at 12.5 s
+    reads = UpstreamReads(httpx.Response(200, stream=body), Stopwatch(clock))
+    assert await reads.take() == (b"data: 1\n\ndata: 2\n\ndata: 3\n\n", 2.5)
+    assert await reads.take() is None
+
+
+async def test_the_relay_forwards_every_byte_before_the_upstream_failure() -> None:
+    failure = httpx.RemoteProtocolError("peer closed connection")
+    body = PiecesBody([b"data: 1\n\n", b"data: 2"], failure)
+    reads = UpstreamReads(httpx.Response(200, stream=body), Stopwatch())
+    batch = await reads.take()
+    assert batch is not None and batch[0] == b"data: 1\n\ndata: 2"
+    with pytest.raises(httpx.RemoteProtocolError):
+        await reads.take()
+
+
+async def test_the_relay_reads_ahead_of_a_slow_client_only_so_far() -> None:
+    body = PiecesBody([b"x" * 6] * 5)
+    reads = UpstreamReads(httpx.Response(200, stream=body), Stopwatch(), limit=10)
+    batch = await reads.take()
+    assert batch is not None and batch[0] == b"x" * 12
+    assert body.pulled == 2  # the reader waited at its limit for the batch to be taken
+    rest = b""
+    while (batch := await reads.take()) is not None:
+        rest += batch[0]
+    assert rest == b"x" * 18
+    await reads.close()
 
 
 # -- arguments -----------------------------------------------------------------------
