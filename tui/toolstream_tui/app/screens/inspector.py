@@ -204,10 +204,8 @@ class FragmentList(ScrollView, can_focus=True):
 
 class InspectorScreen(ModalScreen[None]):
     DEFAULT_CSS = """
-    InspectorScreen { align: center middle; }
-    InspectorScreen > Vertical {
-        width: 90%; height: 85%; border: round $accent; background: $surface; padding: 0 1;
-    }
+    InspectorScreen { background: $background; }
+    InspectorScreen > Vertical { border: round $accent; background: $surface; padding: 0 1; }
     InspectorScreen #summary { height: auto; color: $text-muted; }
     """
     BINDINGS = [Binding("escape,q,i", "dismiss", "Close", id="inspector.close")]
