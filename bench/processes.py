@@ -1,15 +1,15 @@
-"""Whole processes, timed from the outside: a headless run as our own child (its
-peak RSS from wait4, the kernel's figure for that one child), and the app in
-the terminal, watched frame by frame until a marker shows."""
+"""Whole processes, timed from the outside: a headless run as the child of a small
+starter (bench/spawn.py: its peak RSS from wait4, the kernel's figure for that
+one child), and the app in the terminal, watched frame by frame until a marker
+shows."""
 
 from __future__ import annotations
 
-import os
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .terminal import Frame, Process, Terminal
 
+SPAWN = Path(__file__).with_name("spawn.py")
 GONE_AFTER_Q = 30.0  # seconds to wait after `q` before killing the app
 
 
@@ -48,31 +49,24 @@ class HeadlessRun:
 
 
 def run_headless(argv: list[str], timeout: float = 1800) -> HeadlessRun:
-    """Fork to exit, stdout to /dev/null; it must exit 0."""
+    """Fork to exit, stdout to /dev/null, started by bench/spawn.py (see there why
+    not by this process); it must exit 0."""
     with tempfile.TemporaryFile() as errors:
-        start = time.perf_counter()
-        child = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
+        done = subprocess.run(
+            [sys.executable, str(SPAWN), f"{timeout:g}", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            check=False,
         )
-        _, status, usage = wait4(child, timeout)
-        seconds = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
-            errors.seek(0)
-            last = errors.read().decode(errors="replace").strip().splitlines()[-1:] or [""]
-            raise RuntimeError(f"{Path(argv[0]).name} exited {child.returncode}: {last[0]}")
-    return HeadlessRun(seconds, usage.ru_maxrss)
-
-
-def wait4(child: subprocess.Popen[bytes], timeout: float) -> tuple[int, int, os.struct_rusage]:
-    """Reap the child with its own resource usage (ru_maxrss: its peak RSS in KiB);
-    blocking, so the parent takes no CPU from it."""
-    timer = threading.Timer(timeout, child.kill)
-    timer.start()
-    try:
-        return os.wait4(child.pid, 0)
-    finally:
-        timer.cancel()
+        errors.seek(0)
+        said = errors.read().decode(errors="replace").strip().splitlines()[-1:] or [""]
+    if done.returncode != 0:
+        raise RuntimeError(f"bench/spawn.py exited {done.returncode}: {said[0]}")
+    run = json.loads(done.stdout)
+    if run["returncode"] != 0:
+        raise RuntimeError(f"{Path(argv[0]).name} exited {run['returncode']}: {said[0]}")
+    return HeadlessRun(run["seconds"], run["peak_kb"])
 
 
 # -- the app in the terminal ------------------------------------------------------

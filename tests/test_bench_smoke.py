@@ -122,13 +122,27 @@ def test_quick_app_bench_measures_every_row(tmp_path: Path) -> None:
     }
     assert answered == names
     assert figures["rss.app"]["max"] > 0 and figures["rss.headless"]["max"] > 0
+    assert figures["startup.minimal_textual_app"]["n"] == figures["startup.app"]["n"]
     assert set(results["meta"]["resolution"]) == {"whole", "keys", "startup"}
     for name, facts in results["streams"].items():
         assert (cache / facts["path"]).stat().st_size == facts["body_bytes"], name
     table = results_path.with_suffix(".md").read_text(encoding="utf-8")
     assert "`python -m bench app --quick`" in table
     assert table.count("\n| ") >= len(goals.GOALS) + 1
+    assert "a minimal Textual app" in table
     assert table in done.stdout
+
+
+def test_a_headless_run_is_measured_without_the_bench_s_own_memory() -> None:
+    """The kernel's peak RSS of a child counts the memory of whoever started it; a
+    bench that holds a big stream must not have it counted as headless's."""
+    processes = bench_module("processes")
+    held = bytearray(200 << 20)
+    for page in range(0, len(held), 4096):
+        held[page] = 1  # resident, as a generated stream is
+    run = processes.run_headless([sys.executable, "-c", "pass"])
+    assert run.peak_kb < 100 << 10  # a bare interpreter, not the 200 MB held here
+    assert run.seconds > 0
 
 
 def test_stream_files_are_cached_by_parameters(tmp_path: Path) -> None:
