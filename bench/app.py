@@ -31,7 +31,7 @@ from typing import Any
 import toolstream_stubs
 import toolstream_tui
 
-from . import markers, report
+from . import markers, minimal_app, report
 from .files import DEFAULT_CACHE, StreamFile, StreamSpec, paced, stream_file
 from .goals import BIG_1M, BIG_10M, CALLS, KEY_PRESSES, PARALLEL
 from .processes import (
@@ -551,28 +551,43 @@ def key_figures(phase: KeyPhase, plan: Plan) -> dict[str, Any]:
 # -- row 4: startup -------------------------------------------------------------------
 def startup(run: Run) -> None:
     tiny = run.file(run.plan.tiny)
-    headless, shown = [], []
+    headless, shown, floor = [], [], []
     rounds = max(run.plan.rounds, 5) if not run.args.quick else 1
     with run.timing("startup", run.args.poll_keys):
         for _ in range(rounds):
             headless.append(run_headless(replay_argv(tiny.path, "--headless")).seconds)
-            start = time.perf_counter()
-            process = run.terminal.launch(app_argv())
-            try:
-                frame = run.watch.until(process, markers.content, LAUNCH_TIMEOUT)
-                if frame is None:
-                    raise RuntimeError(f"no content after {LAUNCH_TIMEOUT:.0f} s")
-                shown.append(frame.t - start)
-                quit_app(run.terminal, process, markers.QUIT_KEY)
-            finally:
-                process.kill()
-                process.close()
+            shown.append(first_frame(run, app_argv(), markers.content, markers.QUIT_KEY))
+            floor.append(first_frame(run, MINIMAL_APP_ARGV, shows_minimal_app, "C-q"))
     run.figures["startup.app"] = summary(shown)
     run.figures["startup.headless"] = summary(headless)
+    run.figures["startup.minimal_textual_app"] = summary(floor)
     progress(
         f"  first frame {statistics.median(shown):.3f} s, "
-        f"headless {statistics.median(headless):.3f} s"
+        f"headless {statistics.median(headless):.3f} s, "
+        f"a minimal Textual app {statistics.median(floor):.3f} s"
     )
+
+
+MINIMAL_APP_ARGV = [sys.executable, str(Path(__file__).with_name("minimal_app.py"))]
+
+
+def shows_minimal_app(frame: Frame) -> bool:
+    return any(minimal_app.TEXT in line for line in frame.lines)
+
+
+def first_frame(run: Run, argv: list[str], shows: Callable[[Frame], bool], quit_key: str) -> float:
+    """Seconds from launching `argv` to the first frame that `shows`; then quit."""
+    start = time.perf_counter()
+    process = run.terminal.launch(argv)
+    try:
+        frame = run.watch.until(process, shows, LAUNCH_TIMEOUT)
+        if frame is None:
+            raise RuntimeError(f"{argv[-1]}: nothing shown after {LAUNCH_TIMEOUT:.0f} s")
+        quit_app(run.terminal, process, quit_key)
+        return frame.t - start
+    finally:
+        process.kill()
+        process.close()
 
 
 # -- everything -------------------------------------------------------------------------

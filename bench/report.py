@@ -4,6 +4,7 @@ goals.py marked met or not, with the command that repeats the run beside it."""
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -175,6 +176,33 @@ def conditions(results: dict[str, Any]) -> str:
     )
 
 
+def floor_note(floor: dict[str, Any]) -> str:
+    """What the first-frame figure stands on: Textual's own start, and the demo's
+    pause before its first text."""
+    return (
+        f"Under the first-frame figure: a minimal Textual app (one `Static`, "
+        f"`bench/minimal_app.py`), launched in turn with the demo, showed its first frame "
+        f"after {seconds(floor['median'])} (median of {floor['n']}); and the stub sends the "
+        f"demo's first text {demo_pause_before_text_ms():g} ms after its first event."
+    )
+
+
+def demo_pause_before_text_ms() -> float:
+    """How long the stub waits, at the demo's own pace, before its first text delta."""
+    from toolstream_stubs import load_scenario
+
+    scenario = load_scenario("demo")
+    for index, event in enumerate(scenario.events):
+        try:
+            chunk = json.loads(event.decode().removeprefix("data: "))
+            text = chunk["choices"][0]["delta"].get("content")
+        except (ValueError, KeyError, IndexError, TypeError):
+            continue
+        if text:
+            return index * scenario.delay_ms
+    return 0.0
+
+
 def paragraph(text: str) -> str:
     return textwrap.fill(text, WRAP, break_long_words=False, break_on_hyphens=False)
 
@@ -204,6 +232,9 @@ def markdown(results: dict[str, Any]) -> str:
     keys = key_table(results["figures"])
     if keys:
         lines += ["", *keys]
+    floor = results["figures"].get("startup.minimal_textual_app")
+    if floor and floor.get("n"):
+        lines += ["", paragraph(floor_note(floor))]
     lines += ["", paragraph(conditions(results))]
     if results["problems"]:
         lines += ["", *(f"- problem: {problem}" for problem in results["problems"])]
