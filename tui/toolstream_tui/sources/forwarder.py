@@ -292,8 +292,9 @@ async def send_json(send: Send, status: int, payload: bytes) -> None:
 
 
 class Relay:
-    """Streams one upstream response to the client, read by read, while watching for
-    the client to leave; each read goes on the tap after it was sent on."""
+    """Streams one upstream response to the client as it arrives (what each read
+    brought, at once), while watching for the client to leave; each batch goes
+    on the tap after it was sent on."""
 
     def __init__(
         self,
