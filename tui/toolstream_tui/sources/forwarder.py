@@ -399,7 +399,7 @@ class UpstreamReads:
     HTTP chunk, and a server that writes each SSE event as a chunk puts hundreds
     in one socket read; forwarding each on its own cost a client write, a tap
     frame and the h11 work of both (the proxy read the stub at --speed 0 at a
-    fifth of the direct speed). What one read brought goes on in one write, and
+    quarter of the direct speed). What one read brought goes on in one write, and
     nothing waits for more: a batch is what had arrived when the relay was free."""
 
     def __init__(
