@@ -159,17 +159,17 @@ def serve_upstream(bulk_argument_bytes: int) -> None:
 # -- processes --------------------------------------------------------------------
 
 
-def start(command: list[str]) -> tuple[subprocess.Popen[str], str]:
-    """A server process, and the first line it wrote about where it listens."""
-    upstream = "--serve-upstream" in command or command[1:3] == ["-m", "toolstream_stubs"]
+def start(command: list[str], says_on_stdout: bool = True) -> tuple[subprocess.Popen[str], str]:
+    """A server process, and the first line it wrote about where it listens (on
+    stdout, or else on stderr as the proxy does)."""
     # The headless proxy writes a JSON line per request to stdout: a pipe nobody
     # reads fills after ~64 requests and stops its loop (the bench's 66th request).
-    stdout = subprocess.PIPE if upstream else subprocess.DEVNULL
+    stdout = subprocess.PIPE if says_on_stdout else subprocess.DEVNULL
     process = subprocess.Popen(
         command, stdout=stdout, stderr=subprocess.PIPE, text=True, encoding="utf-8"
     )
     deadline = time.monotonic() + START_TIMEOUT_S
-    stream = process.stdout if upstream else process.stderr
+    stream = process.stdout if says_on_stdout else process.stderr
     assert stream is not None
     while time.monotonic() < deadline:
         line = stream.readline()
@@ -179,6 +179,13 @@ def start(command: list[str]) -> tuple[subprocess.Popen[str], str]:
             return process, line
     process.kill()
     raise SystemExit(f"bench/proxy.py: {command[:3]} did not start")
+
+
+def start_proxy(upstream_url: str) -> tuple[subprocess.Popen[str], str]:
+    """`toolstream-tui proxy --headless` in front of `upstream_url`, and its URL."""
+    command = [*PROXY_COMMAND, "--upstream", upstream_url, "--listen", "127.0.0.1:0"]
+    proxy, line = start(command, says_on_stdout=False)
+    return proxy, LISTENING.search(line).group(1)  # type: ignore[union-attr]
 
 
 def stop(process: subprocess.Popen[str]) -> None:
@@ -311,9 +318,8 @@ def stub_throughput(repeat: int) -> dict[str, Any]:
     try:
         endpoint = urlsplit(LISTENING.search(line).group(1))  # type: ignore[union-attr]
         stub_url = f"{endpoint.scheme}://{endpoint.netloc}"
-        proxy, line = start([*PROXY_COMMAND, "--upstream", stub_url, "--listen", "127.0.0.1:0"])
+        proxy, proxy_url = start_proxy(stub_url)
         try:
-            proxy_url = LISTENING.search(line).group(1)  # type: ignore[union-attr]
             urls = {"direct": stub_url + endpoint.path, "proxied": proxy_url + endpoint.path}
             best_of_alternating(urls, 1)  # code loaded, connections made
             best = best_of_alternating(urls, repeat)
@@ -374,8 +380,7 @@ def measure(plan: Plan) -> dict[str, Any]:
     upstream, line = start([*upstream_command, str(plan.bulk_argument_bytes)])
     upstream_url, bulk_size = LISTENING.search(line).group(1), int(line.split()[-1])  # type: ignore[union-attr]
     try:
-        proxy, line = start([*PROXY_COMMAND, "--upstream", upstream_url, "--listen", "127.0.0.1:0"])
-        proxy_url = LISTENING.search(line).group(1)  # type: ignore[union-attr]
+        proxy, proxy_url = start_proxy(upstream_url)
         try:
             for name, base in (("direct", upstream_url), ("proxied", proxy_url)):
                 asyncio.run(paced_latencies(base, WARM_UP))  # connections made, code loaded

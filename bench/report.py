@@ -4,7 +4,6 @@ goals.py marked met or not, with the command that repeats the run beside it."""
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from pathlib import Path
@@ -188,17 +187,16 @@ def floor_note(floor: dict[str, Any]) -> str:
 
 
 def demo_pause_before_text_ms() -> float:
-    """How long the stub waits, at the demo's own pace, before its first text delta."""
+    """How long the stub waits, at the demo's own pace, before its first text delta
+    (the core reads the demo's events one by one until it holds text)."""
     from toolstream_stubs import load_scenario
+    from toolstream_tui.core import StreamSession
 
     scenario = load_scenario("demo")
+    session = StreamSession("demo", live=False)
     for index, event in enumerate(scenario.events):
-        try:
-            chunk = json.loads(event.decode().removeprefix("data: "))
-            text = chunk["choices"][0]["delta"].get("content")
-        except (ValueError, KeyError, IndexError, TypeError):
-            continue
-        if text:
+        session.feed(event, 0.0)
+        if session.state.text:
             return index * scenario.delay_ms
     return 0.0
 
