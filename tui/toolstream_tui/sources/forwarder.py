@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+import uvloop
 
 from .base import BodyChunk, ResponseHead, Stopwatch, TransportError
 from .http import HttpRequest, describe_transport_error
@@ -613,6 +614,13 @@ class Forwarder:
         finally:
             await self.feed.flush(FLUSH_TIMEOUT_S)
 
+    def _serve_on_uvloop(self) -> None:
+        """uvloop's loop: each forwarded chunk costs the loop's machinery (socket
+        reads and writes, waking tasks) several times over, and uvloop's is in C
+        (bench/proxy.py: the forwarder's CPU per paced event fell by about a fifth)."""
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(self.serve())
+
     def run(self) -> None:
         """Serve until SIGTERM or SIGINT (a second one stops at once) or until the
         watching process closes our stdin."""
@@ -624,7 +632,7 @@ class Forwarder:
             signal.signal(number, lambda number, _frame: signals.append(number))
         watcher_gone = threading.Event()
         threading.Thread(target=lambda: (wait_for_eof(0), watcher_gone.set()), daemon=True).start()
-        serving = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
+        serving = threading.Thread(target=self._serve_on_uvloop, daemon=True)
         serving.start()
         while serving.is_alive() and not signals and not watcher_gone.is_set():
             time.sleep(STOP_POLL_S)
