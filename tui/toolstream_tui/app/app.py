@@ -4,7 +4,6 @@ and shows it on a `StreamScreen`, which draws from the core's state."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -14,7 +13,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..command_line import collect_garbage_rarely
+from ..command_line import tune_garbage_collector
 from ..core import StreamSession, exit_code
 from ..core.visible import inert
 from ..options import WatchOptions
@@ -98,13 +97,6 @@ class ToolstreamApp(InputFirstApp):
                     f"{binding.tooltip} [{binding.key_display or binding.key}]",
                     lambda action=action: self.stream.run_action(action),
                 )
-
-
-def tune_garbage_collector() -> None:
-    """Collect rarely, and never walk the objects alive at start-up (Textual's
-    whole widget tree among them) again."""
-    gc.freeze()
-    collect_garbage_rarely()
 
 
 def run_app(source: Source, options: WatchOptions) -> int:

@@ -28,6 +28,7 @@ import httpx
 import uvicorn
 import uvloop
 
+from ..command_line import tune_garbage_collector
 from .base import BodyChunk, ResponseHead, Stopwatch, TransportError
 from .http import HttpRequest, describe_transport_error
 from .proxy import (
@@ -662,6 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", required=True)
     args = parser.parse_args(argv)
     quiet_uvicorn_logging()
+    tune_garbage_collector()
     config = ProxyConfig(**json.loads(args.config))
     sock = socket.socket(fileno=args.listen_fd)
     try:
