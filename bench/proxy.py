@@ -116,6 +116,22 @@ async def read_request(reader: asyncio.StreamReader) -> str:
     return request_line.split(" ")[1]
 
 
+async def paced_writes(writer: asyncio.StreamWriter, query: dict[str, str]) -> None:
+    """One stamped event every interval, on a schedule fixed from the start: each
+    sleep is to the next event's own time, never `interval` from now. Sleeping
+    `interval` after each write let the streams whose timers fired in the same
+    late turn of the loop leave it in step, so over a run the 64 evenly offset
+    streams gathered into bursts (the direct median rose from 0.9 ms over events
+    5-19 to 1.6 ms over events 20-149), and a burst through the proxy waits in
+    line."""
+    interval = float(query["interval_ms"]) / 1000
+    first = time.monotonic() + float(query["offset_ms"]) / 1000
+    for number in range(int(query["events"])):
+        await asyncio.sleep(max(0.0, first + number * interval - time.monotonic()))
+        writer.write(chunk_of(stamped_event(time.monotonic_ns())))
+    await asyncio.sleep(max(0.0, first + int(query["events"]) * interval - time.monotonic()))
+
+
 def upstream_handler(bulk: bytes) -> Any:
     """A plain asyncio HTTP/1.1 server, one response per connection: the bench's
     own processes must cost little next to the proxy, or their CPU is measured as
@@ -127,10 +143,7 @@ def upstream_handler(bulk: bytes) -> Any:
             query = {key: values[0] for key, values in parse_qs(query_string).items()}
             writer.write(RESPONSE_HEAD)
             if path == "/paced":
-                await asyncio.sleep(float(query["offset_ms"]) / 1000)
-                for _ in range(int(query["events"])):
-                    writer.write(chunk_of(stamped_event(time.monotonic_ns())))
-                    await asyncio.sleep(float(query["interval_ms"]) / 1000)
+                await paced_writes(writer, query)
                 writer.write(chunk_of(paced_event(0, "stop") + b"data: [DONE]\n\n"))
             else:
                 for start in range(0, len(bulk), WRITE_SIZE):
