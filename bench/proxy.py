@@ -217,34 +217,38 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 class Dechunker:
     """The body of a chunked HTTP/1.1 response, read by read (enough for the
-    responses the upstream and the proxy send; trailers are not expected)."""
+    responses the upstream and the proxy send; trailers are not expected). Linear
+    in what it reads: cutting each chunk off the front of the read copied the rest
+    of it, and a 256 KiB read of the stub's 265-byte chunks cost the client more
+    than the stream (0.2-0.7 s of CPU to read 6 MB, by how the reads fell)."""
 
     def __init__(self) -> None:
-        self.buffer = b""
-        self.left = 0  # bytes of the current chunk still to come, then its CRLF
+        self.buffer = b""  # an incomplete chunk-size line or CRLF, kept for the next read
+        self.left = 0  # bytes of the current chunk still to come; -2: its CRLF
         self.done = False
 
     def feed(self, data: bytes) -> bytes:
-        self.buffer += data
+        buffer = self.buffer + data if self.buffer else data
         body = bytearray()
-        while self.buffer and not self.done:
+        at, end = 0, len(buffer)
+        while at < end and not self.done:
             if self.left > 0:
-                piece = self.buffer[: self.left]
-                body += piece
-                self.left -= len(piece)
-                self.buffer = self.buffer[len(piece) :]
+                taken = min(self.left, end - at)
+                body += buffer[at : at + taken]
+                at, self.left = at + taken, self.left - taken
                 if self.left:
                     break
-                self.left = -2  # the CRLF after the chunk
+                self.left = -2
             if self.left < 0:
-                if len(self.buffer) < 2:
+                if end - at < 2:
                     break
-                self.buffer, self.left = self.buffer[2:], 0
-            line, found, rest = self.buffer.partition(b"\r\n")
-            if not found:
+                at, self.left = at + 2, 0
+            line_end = buffer.find(b"\r\n", at)
+            if line_end < 0:
                 break
-            size = int(line.split(b";")[0], 16)
-            self.buffer, self.left, self.done = rest, size, size == 0
+            size = int(buffer[at:line_end].split(b";")[0], 16)
+            at, self.left, self.done = line_end + 2, size, size == 0
+        self.buffer = buffer[at:]
         return bytes(body)
 
 
