@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -59,6 +59,7 @@ LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_S = 60.0
 IDLE_SPAN_S = 0.1  # no CPU used for this long (the kernel counts it in 10 ms ticks): idle
 IDLE_TIMEOUT_S = 60.0
+START_EVENTS = 5  # a stream's first events, apart: see Latencies
 
 
 @dataclass(frozen=True)
@@ -278,22 +279,41 @@ async def exchange(url: str, on_body: Callable[[bytes, int], None]) -> None:
         writer.close()
 
 
-async def read_paced(url: str, latencies: list[float]) -> None:
+@dataclass
+class Latencies:
+    """Milliseconds from each event's write to its read: all of them, and those
+    after each stream's first START_EVENTS (written while the proxy may still be
+    setting up the other streams' requests, which all arrive at once)."""
+
+    all: list[float] = field(default_factory=list)
+    settled: list[float] = field(default_factory=list)
+
+    def extend(self, other: Latencies) -> None:
+        self.all += other.all
+        self.settled += other.settled
+
+
+async def read_paced(url: str, latencies: Latencies) -> None:
     buffer = b""
+    count = 0
 
     def on_body(data: bytes, now: int) -> None:
-        nonlocal buffer
+        nonlocal buffer, count
         *events, buffer = (buffer + data).split(b"\n\n")
         for event in events:
             stamp = STAMP.search(event)
             if stamp is not None:
-                latencies.append((now - int(stamp[1])) / 1e6)
+                latency = (now - int(stamp[1])) / 1e6
+                latencies.all.append(latency)
+                if count >= START_EVENTS:
+                    latencies.settled.append(latency)
+                count += 1
 
     await exchange(url, on_body)
 
 
-async def paced_latencies(base: str, plan: Plan) -> list[float]:
-    latencies: list[float] = []
+async def paced_latencies(base: str, plan: Plan) -> Latencies:
+    latencies = Latencies()
     reads = [
         read_paced(
             f"{base}/paced?events={plan.events}&interval_ms={plan.interval_ms}"
@@ -375,6 +395,11 @@ def figures(latencies: list[float]) -> LatencyFigures:
     return LatencyFigures(len(ordered), statistics.median(ordered), p99, ordered[-1])
 
 
+def settled_figures(name: str, latencies: Latencies) -> dict[str, Any]:
+    """The figures after each stream's first events, when there were later ones."""
+    return {f"{name}_settled": asdict(figures(latencies.settled))} if latencies.settled else {}
+
+
 def cpu_seconds(pid: int, children: bool = True) -> float | None:
     """User and system CPU of a process (and its children) so far (Linux: /proc)."""
     try:
@@ -422,11 +447,13 @@ def measure(plan: Plan) -> dict[str, Any]:
                 asyncio.run(paced_latencies(base, WARM_UP))  # connections made, code loaded
                 before = proxy_cpu(proxy.pid)
                 latencies = asyncio.run(paced_latencies(base, plan))
-                results[name] = asdict(figures(latencies))
+                results[name] = asdict(figures(latencies.all))
+                results.update(settled_figures(name, latencies))
                 after = proxy_cpu(proxy.pid)
                 if name == "proxied" and before is not None and after is not None:
                     per_event = [
-                        (b - a) / len(latencies) * 1e6 for a, b in zip(before, after, strict=True)
+                        (b - a) / len(latencies.all) * 1e6
+                        for a, b in zip(before, after, strict=True)
                     ]
                     results["watching_cpu_us_per_event"] = per_event[0]
                     results["forwarder_cpu_us_per_event"] = per_event[1]
@@ -513,10 +540,12 @@ def measure_with_app(plan: Plan) -> dict[str, Any]:
                     shown = "\n".join(frame.lines[:3])
                     raise SystemExit(f"bench/proxy.py: the request list did not show:\n{shown}")
             asyncio.run(paced_latencies(upstream_url, WARM_UP))
-            results["direct"] = asdict(figures(asyncio.run(paced_latencies(upstream_url, plan))))
+            direct = asyncio.run(paced_latencies(upstream_url, plan))
+            results["direct"] = asdict(figures(direct.all))
+            results.update(settled_figures("direct", direct))
             asyncio.run(paced_latencies(proxy_url, WARM_UP))
             done = threading.Event()
-            latencies: list[float] = []
+            latencies = Latencies()
 
             def clients() -> None:
                 try:
@@ -529,7 +558,8 @@ def measure_with_app(plan: Plan) -> dict[str, Any]:
             keys = press_follow_until(term, done, seed=plan.streams)
             thread.join()
             process.sample_peak()
-            results["proxied"] = asdict(figures(latencies))
+            results["proxied"] = asdict(figures(latencies.all))
+            results.update(settled_figures("proxied", latencies))
             answered = [latency for latency in keys if latency is not None]
             results["keys"] = {
                 "presses": len(keys),
@@ -550,12 +580,20 @@ def measure_with_app(plan: Plan) -> dict[str, Any]:
 
 
 def latency_lines(results: dict[str, Any]) -> list[str]:
-    """Per-chunk latency, directly and through the proxy."""
-    return [
+    """Per-chunk latency, directly and through the proxy: all events, then those
+    after each stream's first few."""
+    lines = [latency_line(name, results[name]) for name in ("direct", "proxied")]
+    if "direct_settled" in results and "proxied_settled" in results:
+        lines.append(f"  after each stream's first {START_EVENTS} events:")
+        lines += [latency_line(name, results[f"{name}_settled"]) for name in ("direct", "proxied")]
+    return lines
+
+
+def latency_line(name: str, row: dict[str, Any]) -> str:
+    return (
         f"  {name:<8} median {row['median_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
         f"max {row['max_ms']:.3f} ms  ({row['events']} events)"
-        for name, row in ((name, results[name]) for name in ("direct", "proxied"))
-    ]
+    )
 
 
 def app_report(results: dict[str, Any]) -> str:

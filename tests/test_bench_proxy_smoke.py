@@ -33,11 +33,13 @@ def quick_run(tmp_path: Path, *options: str) -> tuple[str, dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_quick_run_measures_latency_and_throughput(tmp_path: Path) -> None:
+def test_quick_run_measures_latency_and_throughput(tmp_path: Path, bench_proxy: ModuleType) -> None:
     printed, results = quick_run(tmp_path)
     plan = results["plan"]
     events = plan["streams"] * plan["events"]
     assert results["direct"]["events"] == results["proxied"]["events"] == events
+    settled = plan["streams"] * (plan["events"] - bench_proxy.START_EVENTS)
+    assert results["direct_settled"]["events"] == results["proxied_settled"]["events"] == settled
     assert results["bulk_bytes"] > 0
     assert results["direct_bulk_seconds"] > 0 and results["proxied_bulk_seconds"] > 0
     assert results["stub_bytes"] > 0
@@ -47,11 +49,15 @@ def test_quick_run_measures_latency_and_throughput(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="the request list runs in tmux")
-def test_quick_run_with_the_request_list_presses_keys(tmp_path: Path) -> None:
+def test_quick_run_with_the_request_list_presses_keys(
+    tmp_path: Path, bench_proxy: ModuleType
+) -> None:
     printed, results = quick_run(tmp_path, "--app", "--events", "60")
     plan = results["plan"]
     events = plan["streams"] * plan["events"]
     assert results["direct"]["events"] == results["proxied"]["events"] == events
+    settled = plan["streams"] * (plan["events"] - bench_proxy.START_EVENTS)
+    assert results["direct_settled"]["events"] == results["proxied_settled"]["events"] == settled
     assert results["keys"]["presses"] >= 1 and results["app_peak_rss_mb"] > 0
     assert "key f -> the frame" in printed
 
