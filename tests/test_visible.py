@@ -1,14 +1,23 @@
-"""Inert output: ASCII text takes a shortcut (the full tables scan the BMP), which
+"""Inert output: ASCII text takes a shortcut (the full tables cover all of Unicode), which
 must draw every character exactly as the full tables do."""
 
 from __future__ import annotations
 
 import json
+import sys
+import unicodedata
 from collections.abc import Callable
 
 import pytest
 
-from toolstream_tui.core.visible import escaped, inert, inert_text, json_inert
+from toolstream_tui.core.visible import (
+    FORMAT_CHARACTERS,
+    HIDDEN_MARK,
+    escaped,
+    inert,
+    inert_text,
+    json_inert,
+)
 
 ASCII = "".join(map(chr, range(0x80)))
 WIDE = "é"  # one non-ASCII character sends the text through the full tables
@@ -36,3 +45,28 @@ def test_escaped_ascii_decodes_back() -> None:
     literal = escaped(ASCII)
     assert json.loads(literal) == ASCII
     assert "\x7f" not in literal
+
+
+def listed_format_characters() -> set[int]:
+    return {code for first, last in FORMAT_CHARACTERS for code in range(first, last + 1)}
+
+
+def test_the_table_holds_every_format_character_of_this_python() -> None:
+    every = range(0x80, sys.maxunicode + 1)
+    format_characters = {code for code in every if unicodedata.category(chr(code)) == "Cf"}
+    assert format_characters <= listed_format_characters(), unicodedata.unidata_version
+
+
+def test_the_table_hides_nothing_this_python_draws() -> None:
+    """A newer Unicode may list a character an older Python has not assigned yet."""
+    categories = {unicodedata.category(chr(code)) for code in listed_format_characters()}
+    assert categories <= {"Cf", "Cn"}
+
+
+def test_tag_characters_beyond_the_bmp_are_visible() -> None:
+    smuggled = "ok" + "".join(chr(0xE0000 + ord(c)) for c in "rm -rf") + "\U000e007f"
+    assert inert(smuggled) == "ok" + HIDDEN_MARK * 7
+    printed = json_inert(json.dumps(smuggled, ensure_ascii=False))
+    assert printed.isascii()  # each tag as the escaped surrogate pair JSON spells it with
+    assert json.loads(printed) == smuggled
+    assert json.loads(escaped(smuggled)) == smuggled

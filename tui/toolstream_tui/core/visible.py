@@ -8,7 +8,6 @@ A lone UTF-16 surrogate (see surrogates.py) is drawn as U+FFFD and escaped as
 from __future__ import annotations
 
 import json
-import unicodedata
 from functools import cache
 
 from .surrogates import REPLACEMENT_TABLE
@@ -25,29 +24,64 @@ def _ascii_table() -> dict[int, str]:
     return table
 
 
+# Every format character (category Cf) of Unicode 15.1, as (first, last): bidi
+# controls, zero-width characters, the BOM, and beyond the BMP the tag characters
+# that spell invisible text. A table, not a scan of unicodedata: scanning the BMP
+# took 15 ms, a tenth of a small headless run. tests/test_visible.py checks that
+# it holds every Cf character of the running Python's Unicode.
+FORMAT_CHARACTERS = (
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
+
+
 def _build_table() -> dict[int, str]:
     table = _ascii_table()
-    for code in range(0x80, 0xA0):
-        table[code] = HIDDEN_MARK
-    for code in range(0x00A0, 0x10000):
-        if unicodedata.category(chr(code)) == "Cf":  # bidi overrides, zero-width, BOM
-            table[code] = HIDDEN_MARK
+    table.update(dict.fromkeys(range(0x80, 0xA0), HIDDEN_MARK))
+    for first, last in FORMAT_CHARACTERS:
+        table.update(dict.fromkeys(range(first, last + 1), HIDDEN_MARK))
     table.update(REPLACEMENT_TABLE)
     return table
+
+
+def _json_escape(code: int) -> str:
+    """JSON's \\u escape holds four hex digits: beyond the BMP, a surrogate pair."""
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
 
 
 def _derived(inert_table: dict[int, str]) -> Tables:
     """The three tables from the one for `inert`: running text keeps newlines and
     tabs; JSON escapes what it leaves alone from DEL up."""
     keep_lines = {code: mark for code, mark in inert_table.items() if chr(code) not in "\n\t"}
-    escapes = {code: f"\\u{code:04x}" for code in inert_table if code >= 0x7F}
+    escapes = {code: _json_escape(code) for code in inert_table if code >= 0x7F}
     return inert_table, keep_lines, escapes
 
 
 @cache
 def _tables() -> Tables:
-    """Built on first use: scanning the BMP costs more than the rest of a headless
-    report, and the first screen, whose text is ASCII, needs none of it."""
+    """Built on first use: the first screen, whose text is ASCII, needs none of it."""
     return _derived(_build_table())
 
 
