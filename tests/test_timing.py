@@ -78,8 +78,14 @@ def test_a_long_unfinished_value_is_tried_again_only_as_it_grows(
     tries = []
 
     def counting(text: str, start: int) -> int:
-        tries.append(len(text) - start)
-        return value_end(text, start)
+        """What the decoder read: to the value's end, or to the text's if it failed."""
+        try:
+            stop = value_end(text, start)
+        except ValueError:
+            tries.append(len(text) - start)
+            raise
+        tries.append(stop - start)
+        return stop
 
     monkeypatch.setattr(fields_module, "value_end", counting)
     raw = '{"rows": [' + ",".join(str(n) for n in range(20_000)) + '], "next": 1}'
@@ -90,6 +96,37 @@ def test_a_long_unfinished_value_is_tried_again_only_as_it_grows(
     scanner.feed("", final=True)  # the call is over: what waited is settled now
     assert [field.key for field in scanner.fields] == ["rows", "next"]
     assert scanner.fields[0].complete_at == raw.index("]")
+
+
+@given(obj=OBJECTS, style=st.sampled_from(STYLES), long_value=st.integers(0, 3), data=st.data())
+def test_a_long_value_read_element_by_element_gives_the_same_fields(
+    obj: dict[str, Any], style: str, long_value: int, data: st.DataObject
+) -> None:
+    """Past `LONG_VALUE` characters, an unfinished value is read one element at a
+    time (here, nearly every value): the fields are those of the whole text."""
+    raw = serialise(obj, style)
+    pieces = data.draw(cut(raw))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fields_module, "LONG_VALUE", long_value)
+        assert scanned(pieces) == scanned([raw])
+
+
+def test_a_long_value_is_not_kept_while_it_streams() -> None:
+    record = '{"id": 12345, "tags": ["a", "b"], "text": "' + "x\\n" * 40 + '"}'
+    raw = '{"records": [' + ",".join([record] * 5_000) + '], "next": 1}'
+    piece = 100
+    scanner = FieldScanner()
+    kept = []
+    for start in range(0, len(raw), piece):
+        scanner.feed(raw[start : start + piece])
+        kept.append(scanner.kept_chars)
+    scanner.feed("", final=True)
+    # A value is tried again once it has grown by half: held to 1.5 LONG_VALUE.
+    assert max(kept) <= 2 * fields_module.LONG_VALUE < len(raw) // 4
+    assert [(field.key, field.complete_at) for field in scanner.fields] == [
+        ("records", raw.rindex("], ")),
+        ("next", len(raw) - 1),
+    ]
 
 
 def test_not_an_object_and_garbage_give_no_fields() -> None:

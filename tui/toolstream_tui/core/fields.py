@@ -23,6 +23,10 @@ _STRUCTURE = re.compile(r'[{}\[\]",:]')
 _STRING_STOP = re.compile(r'["\\]')
 _SPACE = re.compile(r"[ \t\r\n]*")
 SHORT_VALUE = 4096  # an unfinished value this long is tried again at each possible end
+# An unfinished value longer than this is read structure by structure, each of its
+# elements passed over whole, so the text behind is dropped: waiting for the whole
+# value kept its text twice over (10 MB of arguments held 40 MB as a wide string).
+LONG_VALUE = 1 << 16
 _CLOSER = re.compile(r'["\]}]')
 # What may follow where decoding stopped, if the text was only cut short: the
 # start of a number or of true, false or null (or nothing but space).
@@ -40,8 +44,8 @@ class FieldSighting:
 
 class FieldScanner:
     """Follows the top level of one JSON object as its text grows. Only the text
-    not yet consumed is kept (and a key being read), so a long stream costs its
-    length once."""
+    not yet consumed is kept (a key being read, a value waited for: at most
+    `LONG_VALUE` characters of it), so a long stream costs its length once."""
 
     def __init__(self) -> None:
         self.fields: list[FieldSighting] = []
@@ -49,6 +53,8 @@ class FieldScanner:
         self._base = 0
         self._pos = 0  # absolute offset of the next character to read
         self._depth = 0
+        self._arrays: list[bool] = []  # per open container: is it an array?
+        self._too_deep_at: int | None = None  # no element is passed over below this depth
         self._object = False  # the top-level value is an object
         self._in_string = False
         self._string_start = 0
@@ -81,6 +87,11 @@ class FieldScanner:
         keep = self._string_start if self._in_string and self._key_string else self._pos
         self._text = self._text[keep - self._base :]
         self._base = keep
+
+    @property
+    def kept_chars(self) -> int:
+        """The characters held for reading on: what the scanner costs in memory."""
+        return len(self._text) + self._held_chars
 
     def _worth_a_try(self, text: str) -> bool:
         """Could the unfinished top-level value have ended in `text`, just arrived?
@@ -117,8 +128,12 @@ class FieldScanner:
             stop = value_end(self._text, start)
         except RecursionError:
             self._value_next = self._waiting = False
+            self._too_deep_at = self._depth  # each level would fail the same way
             return True
         except json.JSONDecodeError as exc:
+            if _cut_short(exc, self._text) and len(self._text) - start > LONG_VALUE:
+                self._value_next = self._waiting = False  # its elements, one by one
+                return True
             if _cut_short(exc, self._text):
                 self._waiting = True
                 self._retry_at = end + (len(self._text) - start) // 2
@@ -127,8 +142,8 @@ class FieldScanner:
             return True
         self._value_next = self._waiting = False
         self._pos = self._base + stop
-        if self._text[start] in '"{[':  # a number or literal ends only at what follows it
-            self._complete(self._pos - 1)
+        if self._depth == 1 and self._text[start] in '"{[':  # a number or literal ends
+            self._complete(self._pos - 1)  # only at what follows it
         return True
 
     def _step_in_string(self, end: int) -> bool:
@@ -165,15 +180,28 @@ class FieldScanner:
                 self._object = char == "{"
                 self._expect_key = self._object
             self._depth += 1
+            self._arrays.append(char == "[")
+            self._value_next = char == "[" and self._nested_skip()  # an element begins
         elif char in "}]":
             self._depth -= 1
+            if self._arrays:
+                self._arrays.pop()
+            if self._too_deep_at is not None and self._depth < self._too_deep_at:
+                self._too_deep_at = None
             if self._depth <= 1:
                 self._complete(at)
-        elif char == "," and self._depth == 1:
-            self._complete(at)
-            self._expect_key = True
-        elif char == ":" and self._depth == 1 and self._object:
-            self._value_next = True
+        elif char == ",":
+            if self._depth == 1:
+                self._complete(at)
+                self._expect_key = True
+            self._value_next = self._nested_skip() and self._arrays[-1]
+        elif char == ":" and self._depth >= 1 and not self._arrays[-1]:
+            self._value_next = self._object if self._depth == 1 else self._nested_skip()
+
+    def _nested_skip(self) -> bool:
+        """Is a value inside a top-level value passed over whole (not where the
+        decoder ran out of recursion)?"""
+        return self._depth > 1 and (self._too_deep_at is None or self._depth <= self._too_deep_at)
 
     def _complete(self, at: int) -> None:
         if self._object and self._open is not None and self._open.complete_at is None:
