@@ -460,3 +460,53 @@ def test_help_for_url_names_the_three_dialects() -> None:
     assert "OpenAI-compatible" not in out
     for dialect in ("OpenAI chat completions", "Anthropic Messages", "OpenAI Responses"):
         assert dialect in url_help
+
+
+# -- a reader that stops reading ----------------------------------------------------------
+
+
+def read_a_little_then_close(*args: str) -> tuple[int, str]:
+    """Run the console script with its stdout read for 10 bytes, then closed, as
+    `| head -c 10` does; its exit code and stderr."""
+    process = subprocess.Popen(
+        [console_script("toolstream-tui"), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert len(process.stdout.read(10)) == 10
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    return process.wait(timeout=120), stderr
+
+
+def test_a_report_whose_reader_went_away_exits_141_in_one_line(tmp_path: Path) -> None:
+    """The report of huge-args (6 MB) outgrows any pipe's buffer: its writes fail."""
+    bundle = tmp_path / "bundle"
+    code, stderr = read_a_little_then_close(
+        "--headless", "--scenario", "huge-args", "--speed", "0", "--bundle", str(bundle)
+    )
+    assert code == 141  # as a shell reports a command that SIGPIPE ended
+    assert "Traceback" not in stderr and "Exception" not in stderr
+    assert json.loads((bundle / "report.json").read_text())["status"] == "finished"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--list-scenarios",), ("--headless", "--scenario", "weather", "--speed", "0")],
+)
+def test_output_for_a_reader_gone_before_it_starts_exits_141(args: tuple[str, ...]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to stdout fails: small outputs fail at the last flush
+    try:
+        result = subprocess.run(
+            [console_script("toolstream-tui"), *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (141, "")

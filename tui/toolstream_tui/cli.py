@@ -10,14 +10,16 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from .command_line import (
+    EXIT_BROKEN_PIPE,
     VersionAction,
     collect_garbage_rarely,
-    exit_after_app,
+    exit_now,
     missing_terminal,
     number_from,
+    stop_writing_stdout,
 )
 from .core import StreamSession, StreamState, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
@@ -393,7 +395,12 @@ def run_headless(
     except KeyboardInterrupt:
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
-    sys.stdout.writelines(report_pieces(session.state))
+    try:
+        sys.stdout.writelines(report_pieces(session.state))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped reading (`| head`): the rest goes nowhere
+        stop_writing_stdout()
+        status = status or EXIT_BROKEN_PIPE
     if bundle is not None and tape is not None:
         write_headless_bundle(bundle, tape, session)
     summary = one_line_summary(session)
@@ -442,6 +449,21 @@ def print_scenarios() -> None:
         print(f"{info.name:<{width}}  {info.description}")
 
 
+def run() -> NoReturn:
+    """The console script: `main`, then the process ends at once (`exit_now`). The
+    proxy, which stops a forwarder process and closes recordings as it shuts down,
+    leaves as Python does."""
+    argv = sys.argv[1:]
+    try:
+        code = main(argv)
+    except BrokenPipeError:  # a listing or a diff cut short by its reader
+        stop_writing_stdout()
+        code = EXIT_BROKEN_PIPE
+    if argv[:1] == ["proxy"]:
+        sys.exit(code)
+    exit_now(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["diff"]:
@@ -484,7 +506,7 @@ def watch(args: argparse.Namespace) -> int:
     collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from .app import run_app  # Textual loads only for the UI
 
-    exit_after_app(run_app(source, watch_options(args)))
+    exit_now(run_app(source, watch_options(args)))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """What the two command lines (`toolstream-tui` and `toolstream-tui diff`) share:
 numbers checked against their range while parsing, `--version`, the check
 that there is a terminal for the app, the app's garbage collection, and leaving
-once the app is over."""
+once a watch is over."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import math
 import os
@@ -91,13 +92,28 @@ def tune_garbage_collector() -> None:
     collect_garbage_rarely()
 
 
-def exit_after_app(code: int) -> NoReturn:
-    """End the process as soon as the app is over. By then the terminal is restored
-    and everything the watch writes is written and closed: bundles and exports are
-    written before the app exits, and the app's event loop ends only once every
-    task has finished, the recorder's with its files. What is left is the
-    interpreter freeing the stream's objects one by one, which took longer than
-    the rest of quitting after a 10 MB stream, for nobody."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+EXIT_BROKEN_PIPE = 141  # as a shell reports a command that SIGPIPE ended
+
+
+def stop_writing_stdout() -> None:
+    """The reader went away (`| head`): what is left for stdout goes nowhere, so
+    no later write, and no flush at exit, fails."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process as soon as a watch is over. By then everything it writes is
+    written and closed: the recording with the source, bundles and exports before
+    the report or the app's exit, and the app's event loop ends only once every
+    task has finished. What is left is the interpreter freeing the stream's
+    objects one by one, which took longer than the rest of quitting after a 10 MB
+    stream, and a sixth of a headless run on a small one, for nobody."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = EXIT_BROKEN_PIPE
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
     os._exit(code)
