@@ -116,10 +116,12 @@ class FieldScanner:
         return True
 
     def _skip_value(self, end: int) -> bool:
-        """A top-level value is passed over in one call of the C decoder, however
-        deeply nested, once it has arrived whole. One cut short is tried again
-        when it may have ended (`_worth_a_try`: a long value costs its length a
-        constant number of times); one that is not JSON is read token by token."""
+        """A value is passed over in one call of the C decoder, however deeply
+        nested, once it has arrived whole. One cut short is tried again when it
+        may have ended (`_worth_a_try`: a long value costs its length a constant
+        number of times), and past `LONG_VALUE` characters it is read token by
+        token, each element inside it passed over the same way; one that is not
+        JSON is read token by token."""
         start = _SPACE.match(self._text, self._pos - self._base).end()
         self._pos = self._base + start
         if start == len(self._text):
@@ -131,10 +133,10 @@ class FieldScanner:
             self._too_deep_at = self._depth  # each level would fail the same way
             return True
         except json.JSONDecodeError as exc:
-            if _cut_short(exc, self._text) and len(self._text) - start > LONG_VALUE:
-                self._value_next = self._waiting = False  # its elements, one by one
-                return True
             if _cut_short(exc, self._text):
+                if len(self._text) - start > LONG_VALUE:
+                    self._value_next = self._waiting = False  # its elements, one by one
+                    return True
                 self._waiting = True
                 self._retry_at = end + (len(self._text) - start) // 2
                 return False
