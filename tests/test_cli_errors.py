@@ -412,18 +412,23 @@ def test_the_app_without_a_terminal_says_to_use_headless() -> None:
     )
 
 
+def run_with_stdout(stdout: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """The console script with stdout on file descriptor `stdout`, no stdin."""
+    return subprocess.run(
+        [console_script("toolstream-tui"), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_the_app_with_a_terminal_but_no_keyboard_says_so() -> None:
     primary, secondary = pty.openpty()
     try:
-        result = subprocess.run(
-            [console_script("toolstream-tui"), "--scenario", "weather"],
-            stdin=subprocess.DEVNULL,
-            stdout=secondary,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        result = run_with_stdout(secondary, "--scenario", "weather")
     finally:
         os.close(secondary)
         os.close(primary)
@@ -499,14 +504,7 @@ def test_output_for_a_reader_gone_before_it_starts_exits_141(args: tuple[str, ..
     read_end, write_end = os.pipe()
     os.close(read_end)  # every write to stdout fails: small outputs fail at the last flush
     try:
-        result = subprocess.run(
-            [console_script("toolstream-tui"), *args],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        result = run_with_stdout(write_end, *args)
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (141, "")
