@@ -1,9 +1,9 @@
 """A real terminal for the app: a private tmux server (its own socket, no user
 config) with one window of a fixed size, driven through one control-mode client.
 
-Control mode answers `capture-pane` in about half a millisecond, where running
-`tmux capture-pane` as a process costs ten; so the screen can be polled as fast
-as tmux answers, and keys are sent over the same channel. Frames are captured
+Control mode answers `capture-pane` of a full screen in about a millisecond,
+where running `tmux capture-pane` as a process costs ten; so the screen can be
+polled as fast as tmux answers, and keys are sent over the same channel. Frames are captured
 with their colours (`-e`), since a focused lane differs from the others only by
 its border's colour or line style.
 """
