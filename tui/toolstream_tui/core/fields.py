@@ -60,7 +60,7 @@ class FieldScanner:
         self._string_start = 0
         self._key_string = False
         self._expect_key = False
-        self._value_next = False  # a top-level value starts at the next non-space character
+        self._value_next = False  # a value to pass over starts at the next non-space character
         self._open: FieldSighting | None = None  # the field whose value is not complete
         self._retry_at = 0  # an unfinished value is tried again once the text reaches here
         self._waiting = False  # a top-level value was tried and had not ended yet

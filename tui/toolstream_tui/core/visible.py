@@ -63,19 +63,12 @@ def _build_table() -> dict[int, str]:
     return table
 
 
-def _json_escape(code: int) -> str:
-    """JSON's \\u escape holds four hex digits: beyond the BMP, a surrogate pair."""
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    high, low = divmod(code - 0x10000, 0x400)
-    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
-
-
 def _derived(inert_table: dict[int, str]) -> Tables:
     """The three tables from the one for `inert`: running text keeps newlines and
     tabs; JSON escapes what it leaves alone from DEL up."""
     keep_lines = {code: mark for code, mark in inert_table.items() if chr(code) not in "\n\t"}
-    escapes = {code: _json_escape(code) for code in inert_table if code >= 0x7F}
+    # json's own escapes: beyond the BMP, the surrogate pair a \u escape needs
+    escapes = {code: json.dumps(chr(code))[1:-1] for code in inert_table if code >= 0x7F}
     return inert_table, keep_lines, escapes
 
 
