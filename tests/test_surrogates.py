@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import json
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -375,6 +376,12 @@ def tape_of(body: bytes) -> Tape:
     return tape
 
 
+def fresh_dir(tmp_path: Path) -> Path:
+    """A directory of its own for one hypothesis example: they share `tmp_path`, and
+    `id()` of an example's value is reused once the previous one is collected."""
+    return Path(tempfile.mkdtemp(dir=tmp_path))
+
+
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -385,19 +392,20 @@ def test_every_output_path_takes_any_surrogates(
     r = run(body_of(dialect, sent.stream), pieces=5)
     check_report(r.report, sent)
     # a bundle: the recording, the report (and its README)
-    bundle = tmp_path / f"bundle-{id(sent)}"
+    example_dir = fresh_dir(tmp_path)
+    bundle = example_dir / "bundle"
     write_bundle(bundle, tape_of(body_of(dialect, sent.stream)), r.session.state, None)
     assert json.loads((bundle / REPORT).read_text(encoding="utf-8"))["text"] == sent.text
     # the recording replays to the same report
     replayed = build_report(replay_state(bundle / "stream.sse", None))
     assert untimed(replayed) | {"source": "test"} == untimed(r.report) | {"source": "test"}
     # the diff of two such recordings, and the same stream cut differently
-    other_path = tmp_path / f"other-{id(other)}.sse"
+    other_path = example_dir / "other.sse"
     tape_of(body_of(dialect, other.stream)).save(other_path)
     printable_json(diff_recordings(bundle / "stream.sse", other_path)).encode("utf-8")
     whole_calls = [Call(c.call_id, c.name, ["".join(c.fragments)]) for c in sent.stream.calls]
     recut = Stream(["".join(sent.stream.text)], whole_calls)
-    recut_path = tmp_path / f"recut-{id(sent)}.sse"
+    recut_path = example_dir / "recut.sse"
     tape_of(body_of(dialect, recut)).save(recut_path)
     assert diff_recordings(bundle / "stream.sse", recut_path)["identical"]
 
@@ -429,8 +437,7 @@ async def exercise_screen(tape: Tape, output_dir: Path, screens: str = "") -> st
 )
 @given(dialect=st.sampled_from(DIALECTS), sent=sent_streams())
 def test_the_screen_takes_any_surrogates(tmp_path: Path, dialect: str, sent: Sent) -> None:
-    out = tmp_path / f"screen-{id(sent)}"
-    out.mkdir()
+    out = fresh_dir(tmp_path)
     svg = asyncio.run(exercise_screen(tape_of(body_of(dialect, sent.stream)), out))
     svg.encode("utf-8")
     exported = json.loads((out / "toolstream-report.json").read_text(encoding="utf-8"))
