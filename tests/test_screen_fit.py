@@ -62,6 +62,26 @@ async def test_no_character_of_a_raw_buffer_is_hidden(
         assert assert_nothing_hidden(screen) >= 2
 
 
+async def test_a_raw_buffer_shows_its_newest_line_as_it_grows(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "many-parallel", start_paused=True)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_received(app)
+        screen = app.stream
+        outgrown = 0
+        for cursor in range(40, 400, 40):
+            screen.cursor = cursor
+            screen.draw(None)
+            await redrawn_at_rest(pilot)
+            for lane in shown_lanes(screen):
+                if lane.view is None or lane.view.mode != "raw":
+                    continue
+                buffer = lane.buffer
+                rows = buffer.scrollable_content_region.height
+                outgrown += buffer.line_count > rows
+                assert buffer.scroll_y + rows >= buffer.line_count, (cursor, lane.slot.index)
+        assert outgrown  # some buffers had more lines than their lane shows
+
+
 async def test_the_status_bar_keeps_the_state_and_anomalies_when_narrow(
     app_stub: StubServer,
 ) -> None:

@@ -29,6 +29,7 @@ from ..views import REQUEST_COLUMNS, column_widths, fit_cell, request_row
 from ..watch import Watch
 from .input_first import InputFirstApp
 from .stream_screen import StreamScreen
+from .widgets.content_size import set_content_size
 
 LIST_SECONDS = 0.25  # the list is redrawn four times a second while requests change
 TONES = {
@@ -81,7 +82,7 @@ class RequestTable(ScrollView, can_focus=True):
     ) -> None:
         self.ids, self.selected, self.row = ids, selected, row
         self.base = self.rich_style  # it walks the DOM: once here, not once per line
-        self.virtual_size = Size(self.size.width, len(ids))
+        set_content_size(self, Size(self.size.width, len(ids)))
         if selected in ids:
             position = ids.index(selected)
             top, height = int(self.scroll_y), max(1, self.size.height)

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Static
 
 from ...core.visible import inert
 from ...views import FRAGMENT_COLUMNS, FragmentRows, fit_cell, fragment_cells, plural
+from ..widgets.content_size import set_content_size
 
 FOLLOW_SECONDS = 0.1  # how often an open inspector looks for new fragments
 GAP = 2  # cells between columns
@@ -96,7 +97,7 @@ class FragmentList(ScrollView, can_focus=True):
         self.refresh()
 
     def _resize(self) -> None:
-        self.virtual_size = Size(self.size.width, self.count + HEADER_LINES)
+        set_content_size(self, Size(self.size.width, self.count + HEADER_LINES))
 
     def on_resize(self) -> None:
         self._resize()

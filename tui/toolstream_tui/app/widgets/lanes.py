@@ -29,6 +29,7 @@ from textual.widgets import Static
 from ...core.state import CallSlot, StreamState
 from ...core.visible import inert
 from ...views import LaneView, lane_heights
+from .content_size import set_content_size
 from .lane import LEAST_ROWS, CallLane
 
 LIST_ROWS = 6  # the compact list's height when it is shown (less in a short terminal)
@@ -79,7 +80,7 @@ class CallList(ScrollView, can_focus=False):
         if self._drawn == (len(indexes), window, selected, stamp):
             return
         self._drawn = (len(indexes), window, selected, stamp)
-        self.virtual_size = Size(self.size.width, len(indexes))
+        set_content_size(self, Size(self.size.width, len(indexes)))
         if selected in indexes:
             position = indexes.index(selected)
             top, height = int(self.scroll_y), max(1, self.size.height)

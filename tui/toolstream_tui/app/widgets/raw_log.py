@@ -20,6 +20,7 @@ from textual.strip import Strip
 from ...core.visible import inert
 from ...core.wire import essence
 from ...wire_log import WireLine, WireLog
+from .content_size import set_content_size
 
 PREFIX_WIDTH = 17  # "#12345  1234.567s "
 INDEX_BUDGET = 0.008  # seconds of decoding per display tick, so keys stay answered
@@ -65,11 +66,9 @@ class RawLog(ScrollView, can_focus=True):
             return
         self.lines, self.trailing = lines, trailing
         self._title()
-        following = self.is_vertical_scroll_end
-        self.virtual_size = Size(PREFIX_WIDTH + wire.widest + 16, lines + bool(trailing))
+        size = Size(PREFIX_WIDTH + wire.widest + 16, lines + bool(trailing))
+        set_content_size(self, size, follow=self.is_vertical_scroll_end)
         self.refresh()
-        if following:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def toggle_envelope(self) -> None:
         self.envelope = not self.envelope

@@ -20,6 +20,7 @@ from textual.strip import Strip
 
 from ...core.surrogates import is_high_surrogate, is_low_surrogate, rejoin_pairs
 from ..wrapped import Run, TaggedText, WrappedLines
+from .content_size import scroll_to_end, set_content_size
 
 MARK_TAG = -1
 BASE_TAG = -2
@@ -49,6 +50,7 @@ class WrappedView(ScrollView, can_focus=False):
         self.mark: int | None = None
         self._lines = WrappedLines(source, 80, word_wrap=word_wrap, newlines=newlines)
         self._styles: dict[int, Style] = {}
+        self._following = True  # at the last line: stays there as lines are added
 
     # -- content ------------------------------------------------------------
     @property
@@ -85,18 +87,19 @@ class WrappedView(ScrollView, can_focus=False):
 
     def _grow(self) -> None:
         """A new content size, following the end if the view was there."""
-        following = self.is_vertical_scroll_end
-        size = Size(self._lines.width, len(self._lines))
-        if size != self.virtual_size:
-            self.virtual_size = size
+        set_content_size(self, Size(self._lines.width, len(self._lines)), follow=self._following)
         self.refresh()
-        if following:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._following = new_value >= self.max_scroll_y
 
     # -- layout -------------------------------------------------------------
     def on_resize(self) -> None:
         width = max(1, self.scrollable_content_region.width)
         if width == self._lines.width:
+            if self._following:  # a shorter view: its last line moved out of sight
+                scroll_to_end(self)
             return
         length = self._lines.length
         self._lines = self._new_lines(self._lines.source, width)
