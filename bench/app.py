@@ -43,10 +43,12 @@ from .processes import (
     run_headless,
     screen_summary,
 )
+from .procstat import cpu_seconds
 from .streams import DEFAULT_SEED
 from .terminal import Frame, Process, Terminal, tmux_path
 
 BENCH = Path(__file__).resolve().parent
+PARTS = ("whole", "keys", "startup", "cpu")
 DEFAULT_JSON = BENCH / "app-results.json"
 COMMAND = "python -m bench app"
 
@@ -115,6 +117,7 @@ PRESS_GAP = (0.05, 0.2)  # seconds between an effect and the next press (random:
 LAUNCH_TIMEOUT = 120.0
 POLL_WHOLE = 0.01  # seconds between captures while a whole stream plays: plenty for runs
 # of seconds, and it leaves the CPU to the app
+POLL_CPU = 0.1  # while the app's CPU is measured, the screen only says when it finished
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -142,7 +145,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         action="append",
-        choices=("whole", "keys", "startup"),
+        choices=PARTS,
         help="run only these parts (repeatable)",
     )
     args = parser.parse_args(argv)
@@ -590,6 +593,44 @@ def first_frame(run: Run, argv: list[str], shows: Callable[[Frame], bool], quit_
         process.close()
 
 
+# -- what watching costs ----------------------------------------------------------------
+def display_cpu(run: Run) -> None:
+    """CPU time of the whole process over the paced stream (the keys' stream spread
+    over `paced_seconds`, no key pressed): the app from launch until `finished` is
+    on screen, headless until it exits; the two take turns."""
+    path = paced(run.file(run.plan.keys_stream), run.plan.paced_seconds)
+    watch = replace(run.watch, interval=POLL_CPU, gaps=[])
+    pairs: list[dict[str, float]] = []
+    for number in range(run.plan.rounds):
+        headless = run_headless(replay_argv(path, "--headless", speed=1)).cpu_seconds
+        timeout = APP_TIMEOUT_MIN + APP_TIMEOUT_FACTOR * run.plan.paced_seconds
+        app = app_cpu_to_finished(run.terminal, watch, replay_argv(path, speed=1), timeout)
+        pairs.append({"app": app, "headless": headless, "ratio": app / max(headless, CPU_TICK)})
+        progress(f"  round {number + 1}: app {app:.2f} s of CPU, headless {headless:.2f} s")
+    run.details["cpu.paced"] = pairs
+    for name in ("app", "headless", "ratio"):
+        run.figures[f"cpu.paced.{name}"] = summary([pair[name] for pair in pairs])
+
+
+CPU_TICK = 0.01  # the kernel counts CPU time in ticks of this many seconds
+
+
+def app_cpu_to_finished(terminal: Terminal, watch: Watch, argv: list[str], timeout: float) -> float:
+    """CPU seconds of the app from launch until `finished` is on screen."""
+    process = terminal.launch(argv)
+    try:
+        frame = watch.until(process, markers.ended, timeout)
+        cpu = cpu_seconds(process.pid, children=False)
+        if frame is None or not markers.finished(frame) or cpu is None:
+            shown = screen_summary(frame or watch.last) if (frame or watch.last) else "nothing"
+            raise RuntimeError(f"the paced stream did not finish: {shown}")
+        quit_app(terminal, process, markers.QUIT_KEY)
+        return cpu
+    finally:
+        process.kill()
+        process.close()
+
+
 # -- everything -------------------------------------------------------------------------
 def measure(run: Run, parts: set[str]) -> None:
     plan = run.plan
@@ -608,6 +649,8 @@ def measure(run: Run, parts: set[str]) -> None:
             attempt(run, f"keys: {phase.name}", lambda p=phase: key_phase(run, p))
     if "startup" in parts:
         attempt(run, "startup", lambda: startup(run))
+    if "cpu" in parts:
+        attempt(run, "cpu: paced", lambda: display_cpu(run))
 
 
 def resolution_facts(run: Run) -> dict[str, Any]:
@@ -657,7 +700,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("tmux is not installed; the app benchmark needs a real terminal", file=sys.stderr)
         return 2
     plan = plan_for(args)
-    parts = set(args.only or ("whole", "keys", "startup"))
+    parts = set(args.only or PARTS)
     compile_packages()
     started = time.perf_counter()
     with (

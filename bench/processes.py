@@ -46,6 +46,7 @@ def replay_argv(path: Path, *extra: str, speed: float = 0) -> list[str]:
 class HeadlessRun:
     seconds: float
     peak_kb: int
+    cpu_seconds: float
 
 
 def run_headless(argv: list[str], timeout: float = 1800) -> HeadlessRun:
@@ -66,7 +67,7 @@ def run_headless(argv: list[str], timeout: float = 1800) -> HeadlessRun:
     run = json.loads(done.stdout)
     if run["returncode"] != 0:
         raise RuntimeError(f"{Path(argv[0]).name} exited {run['returncode']}: {said[0]}")
-    return HeadlessRun(run["seconds"], run["peak_kb"])
+    return HeadlessRun(run["seconds"], run["peak_kb"], run["cpu_seconds"])
 
 
 # -- the app in the terminal ------------------------------------------------------

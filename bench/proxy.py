@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import streams
+from procstat import cpu_seconds
 
 from toolstream_tui.sources.proxy import bind
 
@@ -398,17 +399,6 @@ def figures(latencies: list[float]) -> LatencyFigures:
 def settled_figures(name: str, latencies: Latencies) -> dict[str, Any]:
     """The figures after each stream's first events, when there were later ones."""
     return {f"{name}_settled": asdict(figures(latencies.settled))} if latencies.settled else {}
-
-
-def cpu_seconds(pid: int, children: bool = True) -> float | None:
-    """User and system CPU of a process (and its children) so far (Linux: /proc)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split() if children else []
-    except OSError:
-        return None
-    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return own + sum(cpu_seconds(int(child)) or 0.0 for child in kids)
 
 
 def wait_until_idle(pid: int, timeout: float = IDLE_TIMEOUT_S) -> None:

@@ -186,6 +186,19 @@ def floor_note(floor: dict[str, Any]) -> str:
     )
 
 
+def cpu_note(cpu: dict[str, Any], ratio: dict[str, Any], meta: dict[str, Any]) -> str:
+    """What watching a stream costs the machine (no goal: the issue sets none)."""
+    paced = meta["paced_seconds"]
+    return (
+        f"What watching costs: over parallel-64 paced ({paced:g} s, no key pressed), the "
+        f"app used {seconds(cpu['app']['median'])} of CPU from launch until `finished` was "
+        f"on screen ({cpu['app']['median'] / paced:.0%} of a core; max "
+        f"{seconds(cpu['app']['max'])}), headless {seconds(cpu['headless']['median'])} to its "
+        f"exit: {ratio['median']:.1f}x (median of {ratio['n']} alternating pairs; the "
+        f"kernel counts CPU in 10 ms ticks)."
+    )
+
+
 def demo_pause_before_text_ms() -> float:
     """How long the stub waits, at the demo's own pace, before its first text delta
     (the core reads the demo's events one by one until it holds text)."""
@@ -233,6 +246,9 @@ def markdown(results: dict[str, Any]) -> str:
     floor = results["figures"].get("startup.minimal_textual_app")
     if floor and floor.get("n"):
         lines += ["", paragraph(floor_note(floor))]
+    cpu = {name: results["figures"].get(f"cpu.paced.{name}") for name in ("app", "headless")}
+    if all(figure and figure.get("n") for figure in cpu.values()):
+        lines += ["", paragraph(cpu_note(cpu, results["figures"]["cpu.paced.ratio"], meta))]
     lines += ["", paragraph(conditions(results))]
     if results["problems"]:
         lines += ["", *(f"- problem: {problem}" for problem in results["problems"])]

@@ -1,5 +1,5 @@
 """Run a command as a child of this small process: `python bench/spawn.py TIMEOUT
-ARGV...` prints its wall time, peak RSS and exit status as one JSON line.
+ARGV...` prints its wall time, CPU time, peak RSS and exit status as one JSON line.
 
 The kernel's peak RSS of a child (wait4's ru_maxrss) counts the memory of the
 process that started it: the high-water mark of the memory it was spawned with
@@ -28,7 +28,9 @@ def main(argv: list[str]) -> int:
         timer.cancel()
     seconds = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
-    print(json.dumps({"seconds": seconds, "peak_kb": usage.ru_maxrss, "returncode": code}))
+    cpu = usage.ru_utime + usage.ru_stime
+    facts = {"seconds": seconds, "cpu_seconds": cpu, "peak_kb": usage.ru_maxrss}
+    print(json.dumps({**facts, "returncode": code}))
     return 0
 
 

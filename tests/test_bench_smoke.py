@@ -123,13 +123,14 @@ def test_quick_app_bench_measures_every_row(tmp_path: Path) -> None:
     assert answered == names
     assert figures["rss.app"]["max"] > 0 and figures["rss.headless"]["max"] > 0
     assert figures["startup.minimal_textual_app"]["n"] == figures["startup.app"]["n"]
+    assert figures["cpu.paced.app"]["min"] > 0 and figures["cpu.paced.headless"]["min"] > 0
     assert set(results["meta"]["resolution"]) == {"whole", "keys", "startup"}
     for name, facts in results["streams"].items():
         assert (cache / facts["path"]).stat().st_size == facts["body_bytes"], name
     table = results_path.with_suffix(".md").read_text(encoding="utf-8")
     assert "`python -m bench app --quick`" in table
     assert table.count("\n| ") >= len(goals.GOALS) + 1
-    assert "a minimal Textual app" in table
+    assert "a minimal Textual app" in table and "What watching costs" in table
     assert table in done.stdout
 
 
