@@ -118,6 +118,7 @@ LAUNCH_TIMEOUT = 120.0
 POLL_WHOLE = 0.01  # seconds between captures while a whole stream plays: plenty for runs
 # of seconds, and it leaves the CPU to the app
 POLL_CPU = 0.1  # while the app's CPU is measured, the screen only says when it finished
+CPU_TICK = 0.01  # the kernel counts CPU time in ticks of this many seconds
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -612,9 +613,6 @@ def display_cpu(run: Run) -> None:
         run.figures[f"cpu.paced.{name}"] = summary([pair[name] for pair in pairs])
 
 
-CPU_TICK = 0.01  # the kernel counts CPU time in ticks of this many seconds
-
-
 def app_cpu_to_finished(terminal: Terminal, watch: Watch, argv: list[str], timeout: float) -> float:
     """CPU seconds of the app from launch until `finished` is on screen."""
     process = terminal.launch(argv)
@@ -622,8 +620,9 @@ def app_cpu_to_finished(terminal: Terminal, watch: Watch, argv: list[str], timeo
         frame = watch.until(process, markers.ended, timeout)
         cpu = cpu_seconds(process.pid, children=False)
         if frame is None or not markers.finished(frame) or cpu is None:
-            shown = screen_summary(frame or watch.last) if (frame or watch.last) else "nothing"
-            raise RuntimeError(f"the paced stream did not finish: {shown}")
+            shown = frame or watch.last
+            said = screen_summary(shown) if shown else "nothing on screen"
+            raise RuntimeError(f"the paced stream did not finish: {said}")
         quit_app(terminal, process, markers.QUIT_KEY)
         return cpu
     finally:

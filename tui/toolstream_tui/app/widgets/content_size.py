@@ -1,8 +1,8 @@
 """A line-API view's content size, changed without laying out the whole screen.
 
 Assigning `virtual_size` asks Textual for a layout of the screen: every widget
-arranged again (~25 ms with a lane column on screen, once per tick while the
-lanes grow). Content that grows inside a view changes nothing outside it, unless
+arranged again, on every tick while the lanes grow. Content that grows inside a
+view changes nothing outside it, unless
 a scrollbar appears or goes (the view's text gets narrower). So the layout is
 asked for only then, or when the content shrinks; otherwise the scrollbars are
 given the new size through their public reactives.
@@ -29,6 +29,7 @@ def set_content_size(view: ScrollView, size: Size, *, follow: bool = False) -> N
 
 
 def scroll_to_end(view: ScrollView) -> None:
+    """The last line in view, whether or not the scrollbar is shown yet."""
     view.scroll_to(y=view.max_scroll_y, animate=False, force=True, immediate=True)
     # A scrollbar about to appear is not told of the scroll: its thumb would be
     # drawn at the top.
