@@ -3,9 +3,9 @@ config) with one window of a fixed size, driven through one control-mode client.
 
 Control mode answers `capture-pane` of a full screen in about a millisecond,
 where running `tmux capture-pane` as a process costs ten; so the screen can be
-polled as fast as tmux answers, and keys are sent over the same channel. Frames are captured
-with their colours (`-e`), since a focused lane differs from the others only by
-its border's colour or line style.
+polled as fast as tmux answers, and keys are sent over the same channel. Frames
+are captured with their colours (`-e`), since a focused lane differs from the
+others only by its border's colour or line style.
 """
 
 from __future__ import annotations

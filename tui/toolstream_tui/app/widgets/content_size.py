@@ -2,10 +2,10 @@
 
 Assigning `virtual_size` asks Textual for a layout of the screen: every widget
 arranged again, on every tick while the lanes grow. Content that grows inside a
-view changes nothing outside it, unless
-a scrollbar appears or goes (the view's text gets narrower). So the layout is
-asked for only then, or when the content shrinks; otherwise the scrollbars are
-given the new size through their public reactives.
+view changes nothing outside it, unless a scrollbar appears or goes (the view's
+text gets narrower). So the layout is asked for only then, or when the content
+shrinks; otherwise the scrollbars are given the new size through their public
+reactives.
 
 A view that follows its end is scrolled there at once, even when its scrollbar
 only appears at the coming layout (until then Textual refuses to scroll a view
