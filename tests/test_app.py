@@ -185,9 +185,31 @@ async def test_truncated_stream_leaves_lanes_raw_and_marked(app_stub: StubServer
         await wait_settled(app)
         (lane,) = lanes(app.stream)
         assert lane.view.state == "truncated" and mode(lane) == "raw"
-        assert lane.has_class("-truncated")
+        edge, color = lane.styles.border_top  # the one lane is the selected one
+        assert edge == "double" and close_to(color, app.current_theme.error)
         assert "".join(lane.buffer.plain_lines()) == '{"location":"San Franci'
         assert app.stream.status_bar.view.state == "truncated"
+
+
+def close_to(color: Color, theme_color: str) -> bool:
+    """Within rounding: the frame's colour goes through Rich's colours."""
+    wanted = Color.parse(theme_color)
+    return all(abs(got - want) <= 1 for got, want in zip(color.rgb, wanted.rgb, strict=True))
+
+
+async def test_frames_are_in_their_tone_s_colour_in_any_theme(app_stub: StubServer) -> None:
+    """The selected lane's frame is doubled, the others round; a parsed call's
+    frame is the theme's success colour, and a new theme recolours every frame."""
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        for theme in ("textual-dark", "dracula"):
+            app.theme = theme
+            await pilot.pause()
+            for lane in lanes(app.stream):
+                edge, color = lane.styles.border_top
+                assert edge == ("double" if lane.selected else "round")
+                assert lane.view.tone == "parsed" and close_to(color, app.current_theme.success)
 
 
 async def test_raw_log_toggle_shows_every_event(app_stub: StubServer) -> None:

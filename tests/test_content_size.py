@@ -81,11 +81,24 @@ async def test_growing_wider_and_taller_draws_what_a_layout_draws() -> None:
 
 
 async def test_shrinking_draws_what_a_layout_draws() -> None:
-    sizes = [Size(20, 30), Size(20, 3), Size(50, 3), Size(10, 2)]
+    sizes = [Size(20, 30), Size(20, 20), Size(20, 3), Size(50, 3), Size(10, 2)]
     async with Growing().run_test(size=(40, 12)) as pilot:
         await grow_and_compare(pilot, sizes, follow=True)
         view = pilot.app.query_one(Numbered)
         assert not view.show_vertical_scrollbar and not view.show_horizontal_scrollbar
+
+
+async def test_shrinking_below_the_scroll_draws_what_a_layout_draws() -> None:
+    """Scrolled to the end of 30 lines and 50 columns, not following: shorter and
+    narrower content (scrollbars still shown) moves the view back to its new end."""
+    async with Growing().run_test(size=(40, 12)) as pilot:
+        view = pilot.app.query_one(Numbered)
+        await grow_and_compare(pilot, [Size(50, 30)], follow=False)
+        view.scroll_to(x=view.max_scroll_x, y=view.max_scroll_y, animate=False, immediate=True)
+        await pilot.pause()
+        await grow_and_compare(pilot, [Size(45, 20), Size(40, 12)], follow=False)
+        assert view.show_vertical_scrollbar and view.show_horizontal_scrollbar
+        assert view.scroll_offset == (view.max_scroll_x, view.max_scroll_y)
 
 
 class Buffer(App[None]):

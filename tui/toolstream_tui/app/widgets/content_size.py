@@ -3,9 +3,9 @@
 Assigning `virtual_size` asks Textual for a layout of the screen: every widget
 arranged again, on every tick while the lanes grow. Content that grows inside a
 view changes nothing outside it, unless a scrollbar appears or goes (the view's
-text gets narrower). So the layout is asked for only then, or when the content
-shrinks; otherwise the scrollbars are given the new size through their public
-reactives.
+text gets narrower). So the layout is asked for only then; otherwise the
+scrollbars are given the new size through their public reactives, and a view
+scrolled past the end of content that shrank is moved back.
 
 A view that follows its end is scrolled there at once, even when its scrollbar
 only appears at the coming layout (until then Textual refuses to scroll a view
@@ -38,9 +38,8 @@ def scroll_to_end(view: ScrollView) -> None:
 
 def _resize(view: ScrollView, size: Size, old: Size) -> None:
     room = view.container_size
-    grew = size.width >= old.width and size.height >= old.height
     wanted = _bars_wanted(view, size)
-    if not grew or not room or None in wanted or wanted != _bars_wanted(view, old):
+    if not room or None in wanted or wanted != _bars_wanted(view, old):
         view.virtual_size = size
         return
     view.set_reactive(Widget.virtual_size, size)
@@ -52,6 +51,17 @@ def _resize(view: ScrollView, size: Size, old: Size) -> None:
         bar = view.horizontal_scrollbar
         bar.window_virtual_size = size.width
         bar.window_size = room.width - view.scrollbar_size_vertical
+    if size.width < old.width or size.height < old.height:
+        _keep_in_range(view)
+
+
+def _keep_in_range(view: ScrollView) -> None:
+    """Shorter or narrower content: a view scrolled past its new end moves back."""
+    x, y = min(view.scroll_x, view.max_scroll_x), min(view.scroll_y, view.max_scroll_y)
+    if (x, y) != (view.scroll_x, view.scroll_y):
+        view.scroll_to(x=x, y=y, animate=False, force=True, immediate=True)
+    view.vertical_scrollbar.position = view.scroll_y
+    view.horizontal_scrollbar.position = view.scroll_x
 
 
 def _bars_wanted(view: ScrollView, size: Size) -> tuple[bool | None, bool | None]:

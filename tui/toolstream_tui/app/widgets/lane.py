@@ -24,7 +24,6 @@ from ..wrapped import FragmentText
 from .arguments_tree import ArgumentsTree
 from .wrapped_view import WrappedView
 
-TONES = ("streaming", "parsed", "failed", "truncated", "schema")
 MAX_MESSAGE_LINES = 3
 FRAME_ROWS = 2  # the border's top (title) and bottom (state) rows
 LEAST_ROWS = 5  # frame, two lines of content and the counter
@@ -43,8 +42,8 @@ class ArgumentBuffer(WrappedView):
     ArgumentBuffer > .argument-buffer--mark { background: $error; color: $text; text-style: bold; }
     """
 
-    def __init__(self, slot: CallSlot) -> None:
-        super().__init__(FragmentText(slot.pieces), shown=inert, newlines=False, id="raw")
+    def __init__(self, fragments: FragmentText) -> None:
+        super().__init__(fragments, shown=inert, newlines=False, id="raw")
 
     def tag_style(self, tag: int) -> Style:
         parity = "odd" if tag else "even"
@@ -58,7 +57,18 @@ class CallLane(Vertical):
     """Title: index, function name, id. Subtitle: state and anomaly badge. The
     selected lane's frame is doubled, in its tone's colour."""
 
-    COMPONENT_CLASSES = {"call-lane--selected"}
+    # The frame's colour per tone, its subtitle's when the call has anomalies, and
+    # a schema error's: each set on the lane itself, never as a class, which would
+    # restyle the lane and all its parts (most of a frame's time when lanes flip).
+    COMPONENT_CLASSES = {
+        "call-lane--streaming",
+        "call-lane--selected",
+        "call-lane--parsed",
+        "call-lane--failed",
+        "call-lane--truncated",
+        "call-lane--schema",
+        "call-lane--anomalies",
+    }
     DEFAULT_CSS = """
     CallLane {
         height: auto;
@@ -67,18 +77,16 @@ class CallLane(Vertical):
         border-subtitle-color: $text-muted;
         padding: 0 1;
     }
-    CallLane.-parsed { border: round $success; }
-    CallLane.-failed, CallLane.-truncated { border: round $error; }
-    CallLane.-has-anomalies { border-subtitle-color: $warning; }
-    CallLane.-schema { border: round $warning; }
+    CallLane > .call-lane--streaming { color: $secondary; }
     CallLane > .call-lane--selected { color: $accent; }
-    CallLane.-parsed > .call-lane--selected { color: $success; }
-    CallLane.-failed > .call-lane--selected { color: $error; }
-    CallLane.-truncated > .call-lane--selected { color: $error; }
-    CallLane.-schema > .call-lane--selected { color: $warning; }
+    CallLane > .call-lane--parsed { color: $success; }
+    CallLane > .call-lane--failed { color: $error; }
+    CallLane > .call-lane--truncated { color: $error; }
+    CallLane > .call-lane--schema { color: $warning; }
+    CallLane > .call-lane--anomalies { color: $warning; }
     CallLane > ArgumentBuffer, CallLane > ArgumentsTree { height: 1fr; }
     CallLane > .lane--error { color: $error; height: auto; max-height: 3; }
-    CallLane.-schema > .lane--error { color: $warning; }
+    CallLane > .lane--error.-schema { color: $warning; }
     CallLane > .lane--counter, CallLane > .lane--fields { color: $text-muted; height: 1; }
     """
 
@@ -92,7 +100,8 @@ class CallLane(Vertical):
         super().__init__()
         self.slot = slot
         self.view: LaneView | None = None
-        self.buffer = ArgumentBuffer(slot)
+        self.fragments = FragmentText(slot.pieces)  # the call's arguments, read in the core
+        self.buffer = ArgumentBuffer(self.fragments)
         self.arguments_tree = ArgumentsTree(id="tree")
         self.preview_tree = ArgumentsTree(id="preview")
         self.message_line = Static(classes="lane--error")
@@ -120,23 +129,19 @@ class CallLane(Vertical):
         """Another call in this lane (the window of lanes moved): nothing drawn of
         the old one stays. Cheaper than a new lane, which is composed and styled."""
         self.slot, self.view = slot, None
+        self.fragments = FragmentText(slot.pieces)
         self.preview = ArgumentsPreview()
         self._tree_built = False
-        self.buffer.show(FragmentText(slot.pieces), 0)
 
     # -- drawing the view ---------------------------------------------------------
     def show(self, view: LaneView, selected: bool = False, exact_preview: bool = False) -> None:
         """Draw `view`, framed as selected or not; `exact_preview`: re-parse a
         preview on any growth (stepping)."""
         old, self.view = self.view, view
-        toned = old is None or old.tone != view.tone
-        if toned:
-            for tone in TONES:
-                self.set_class(tone == view.tone, f"-{tone}")
-        if selected != self.selected or (selected and toned):
-            self._frame(selected)
+        if old is None or old.tone != view.tone or selected != self.selected:
+            self._frame(view.tone, selected)
         if view.mode == "raw":
-            self.buffer.show(self.buffer.source, view.chars, view.mark)
+            self.buffer.show(self.fragments, view.chars, view.mark)
         elif view.mode == "tree" and not self._tree_built:
             self._tree_built = True
             self.arguments_tree.show_value(self.slot.arguments)
@@ -151,28 +156,51 @@ class CallLane(Vertical):
             self.buffer.display = view.mode == "raw"
             self.arguments_tree.display = view.mode == "tree"
             self.preview_tree.display = view.mode == "preview"
-        if old is None or (old.title, old.subtitle) != (view.title, view.subtitle):
+        if old is None or (old.title, old.subtitle, old.anomalies) != (
+            view.title,
+            view.subtitle,
+            view.anomalies,
+        ):
             self.border_title = Text(view.title)
-            self.border_subtitle = Text(view.subtitle)
-        self.set_class(view.anomalies > 0, "-has-anomalies")
-        if old is None or old.messages != view.messages:
-            self._show_messages(view.messages)
+            self.border_subtitle = self._subtitle(view)
+        if old is None or (old.messages, old.tone) != (view.messages, view.tone):
+            self._show_messages(view.messages, view.tone)
         if old is None or (old.fields, old.more_fields) != (view.fields, view.more_fields):
             self._show_fields(view)
         if old is None or old.counter != view.counter:
             self.counter.update(Text(view.counter), layout=False)
 
-    def _frame(self, selected: bool) -> None:
-        """The selected lane's frame, set on the lane itself: a class would restyle
-        the lane and all its parts on every selection (most of a key's time)."""
+    def _frame(self, tone: str, selected: bool) -> None:
+        """The frame in its tone's colour; the selected lane's is doubled, and
+        while streaming it has the accent colour."""
         self.selected = selected
-        if not selected:
-            self.styles.border = None
-            return
-        color = self.get_component_rich_style("call-lane--selected").color
-        self.styles.border = ("double", Color.from_rich_color(color))
+        name = "selected" if selected and tone == "streaming" else tone
+        color = self.get_component_rich_style(f"call-lane--{name}").color
+        self.styles.border = ("double" if selected else "round", Color.from_rich_color(color))
 
-    def _show_messages(self, messages: tuple[str, ...]) -> None:
+    def _subtitle(self, view: LaneView) -> Text:
+        """The call's state, in the warning colour when it has anomalies."""
+        if not view.anomalies:
+            return Text(view.subtitle)
+        color = self.get_component_rich_style("call-lane--anomalies").color
+        return Text(view.subtitle, Style(color=color))
+
+    def notify_style_update(self) -> None:
+        """The colours set on the lane come from the stylesheet: a new theme has
+        them set again."""
+        super().notify_style_update()
+        self.call_after_refresh(self._recolor)
+
+    def _recolor(self) -> None:
+        view = self.view
+        if view is not None:
+            self._frame(view.tone, self.selected)
+            self.border_subtitle = self._subtitle(view)
+
+    def _show_messages(self, messages: tuple[str, ...], tone: str) -> None:
+        if not messages and not self.message_line.display:
+            return  # an update lays the screen out
+        self.message_line.set_class(tone == "schema", "-schema")  # restyles the line alone
         self.message_line.update(Text("\n".join(map(inert, messages))))
         self.message_line.display = bool(messages)
 
