@@ -572,6 +572,41 @@ async def test_lanes_reused_as_the_window_moves_show_only_their_new_call(
         assert len(lanes_seen) < len(state.calls), "lanes are reused, not one per call"
 
 
+async def test_lanes_flip_without_restyling_their_parts(
+    app_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lane's tone (streaming, then parsed or failed) and its anomaly badge
+    colour its frame without the stylesheet being applied to the lane and all it
+    holds again (which cost a draw ~100 ms when lanes flipped mid-stream)."""
+    app = make_app(app_stub, "schema-mismatch", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        screen = app.stream
+        restyled: list[DOMNode] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            update_nodes(nodes, animate=animate)
+
+        while not screen.lanes.lanes:  # (the column's look without calls goes, once)
+            await pilot.press("n")
+        monkeypatch.setattr(app.stylesheet, "update_nodes", counted)
+        tones = set()
+        while screen.cursor < screen.horizon:
+            await pilot.press("n")
+            tones |= {lane.view.tone for lane in screen.lanes.lanes.values()}
+        assert {"streaming", "parsed", "schema"} <= tones
+        in_lanes = [
+            node
+            for node in restyled
+            if any(isinstance(a, CallLane) for a in node.ancestors_with_self)
+        ]
+        # A schema error's line is recoloured by a class on that line alone.
+        assert all(node.has_class("lane--error") for node in in_lanes), in_lanes
+
+
 async def test_the_lane_column_frames_focus_and_restyles_none_of_its_lanes(
     app_stub: StubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
