@@ -1,8 +1,12 @@
 """A parsed-arguments tree: keys, typed values and array indices. Children are
-added when a node is first expanded, so a 10k-node object opens instantly."""
+added when a node is first expanded, so a 10k-node object opens instantly, and
+a page at a time: a node of a million items shows the first PAGE_CHILDREN and
+a "more" node that adds the next page when expanded."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from rich.text import Text
@@ -14,6 +18,7 @@ from ...core.visible import inert
 EAGER_LEVELS = 2
 EAGER_CHILD_LIMIT = 50
 MAX_VALUE_CHARS = 400
+PAGE_CHILDREN = 500  # children added at a time: a million items open as fast as a page
 
 
 def value_label(key: str | None, value: Any) -> Text:
@@ -40,12 +45,28 @@ def _value_text(value: Any) -> Text:
     return Text(repr(value), "cyan")
 
 
-def _children(value: Any) -> list[tuple[str, Any]]:
+def _size(value: Any) -> int:
+    """How many children a value has, without making them (a list of a million
+    records is counted, not labelled, to learn that it is too big to expand)."""
+    return len(value) if isinstance(value, (dict, list)) else 0
+
+
+def _children(value: Any, start: int, count: int) -> list[tuple[str, Any]]:
+    """`count` children of `value` from the `start`th: (label, value) pairs."""
     if isinstance(value, dict):
-        return [(inert(str(key)), item) for key, item in value.items()]
+        items = islice(value.items(), start, start + count)
+        return [(inert(str(key)), item) for key, item in items]
     if isinstance(value, list):
-        return [(f"[{number}]", item) for number, item in enumerate(value)]
+        return [(f"[{number}]", value[number]) for number in range(start, start + count)]
     return []
+
+
+@dataclass(frozen=True, slots=True)
+class More:
+    """A node's children from `start` on, not added yet."""
+
+    value: Any
+    start: int
 
 
 class ArgumentsTree(Tree[Any]):
@@ -80,20 +101,37 @@ class ArgumentsTree(Tree[Any]):
         self.root.expand()
 
     def _populate(self, node: TreeNode[Any], depth: int) -> None:
-        if node.children or not _children(node.data):
-            return
-        for key, item in _children(node.data):
-            if _children(item):
+        if not node.children and _size(node.data):
+            self._add_page(node, node.data, 0, depth)
+
+    def _add_page(self, node: TreeNode[Any], value: Any, start: int, depth: int) -> None:
+        """Children of `node` from the `start`th of `value`'s, a page of them, and
+        a "more" node for the rest."""
+        count = min(PAGE_CHILDREN, _size(value) - start)
+        for key, item in _children(value, start, count):
+            if _size(item):
                 child = node.add(value_label(key, item), data=item)
-                if depth + 1 < EAGER_LEVELS and len(_children(item)) <= EAGER_CHILD_LIMIT:
+                if depth + 1 < EAGER_LEVELS and _size(item) <= EAGER_CHILD_LIMIT:
                     self._populate(child, depth + 1)
                     child.expand()
             else:
                 node.add_leaf(value_label(key, item), data=item)
+        rest = _size(value) - start - count
+        if rest:
+            label = Text(f"… {rest:,} more (expand for the next {min(rest, PAGE_CHILDREN)})")
+            label.stylize("dim italic")
+            node.add(label, data=More(value, start + count))
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Any]) -> None:
         event.stop()
-        self._populate(event.node, depth=EAGER_LEVELS)
+        node = event.node
+        more = node.data
+        if isinstance(more, More) and node.parent is not None:
+            parent = node.parent
+            node.remove()
+            self._add_page(parent, more.value, more.start, depth=EAGER_LEVELS)
+        else:
+            self._populate(node, depth=EAGER_LEVELS)
 
     def line_count(self) -> int:
         """The lines the tree takes as it is expanded now (its lane sizes itself by it)."""
