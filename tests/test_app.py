@@ -572,27 +572,33 @@ async def test_lanes_reused_as_the_window_moves_show_only_their_new_call(
         assert len(lanes_seen) < len(state.calls), "lanes are reused, not one per call"
 
 
+def count_restyles(app: ToolstreamApp, monkeypatch: pytest.MonkeyPatch) -> list[DOMNode]:
+    """Every node Textual applies the stylesheet to from now on."""
+    restyled: list[DOMNode] = []
+    update_nodes = app.stylesheet.update_nodes
+
+    def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
+        nodes = list(nodes)
+        restyled.extend(nodes)
+        update_nodes(nodes, animate=animate)
+
+    monkeypatch.setattr(app.stylesheet, "update_nodes", counted)
+    return restyled
+
+
 async def test_lanes_flip_without_restyling_their_parts(
     app_stub: StubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A lane's tone (streaming, then parsed or failed) and its anomaly badge
     colour its frame without the stylesheet being applied to the lane and all it
-    holds again (which cost a draw ~100 ms when lanes flipped mid-stream)."""
+    holds again (which made each flip mid-stream a draw that keys waited behind)."""
     app = make_app(app_stub, "schema-mismatch", start_paused=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_received(app)
         screen = app.stream
-        restyled: list[DOMNode] = []
-        update_nodes = app.stylesheet.update_nodes
-
-        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
-            nodes = list(nodes)
-            restyled.extend(nodes)
-            update_nodes(nodes, animate=animate)
-
         while not screen.lanes.lanes:  # (the column's look without calls goes, once)
             await pilot.press("n")
-        monkeypatch.setattr(app.stylesheet, "update_nodes", counted)
+        restyled = count_restyles(app, monkeypatch)
         tones = set()
         while screen.cursor < screen.horizon:
             await pilot.press("n")
@@ -620,15 +626,7 @@ async def test_the_lane_column_frames_focus_and_restyles_none_of_its_lanes(
         column = app.stream.lanes
         accent = Color.parse(app.get_css_variables()["accent"])
         primary = Color.parse(app.get_css_variables()["primary"])
-        restyled: list[object] = []
-        update_nodes = app.stylesheet.update_nodes
-
-        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
-            nodes = list(nodes)
-            restyled.extend(nodes)
-            update_nodes(nodes, animate=animate)
-
-        monkeypatch.setattr(app.stylesheet, "update_nodes", counted)
+        restyled = count_restyles(app, monkeypatch)
         tree = column.query(ArgumentsTree).first()
         frames = []
         for target in (column, None, tree, None):
