@@ -544,6 +544,30 @@ async def test_a_key_holds_the_stream_until_its_effect_is_drawn(app_stub: StubSe
         assert not turns.held, "released once the new selection was on screen"
 
 
+async def test_the_footer_keeps_its_keys_until_they_change(app_stub: StubServer) -> None:
+    """Rebuilding the footer's keys lays out the whole screen: returning from the
+    inspector must not, a change of what the footer shows must."""
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        footer = app.stream.footer
+        keys = list(footer.query("FooterKey"))
+        assert keys
+        await pilot.press("i")
+        await pilot.pause()
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.screen is app.stream
+        assert list(footer.query("FooterKey")) == keys, "the same key widgets, not new ones"
+        footer.show_command_palette = False
+        app.stream.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+        shown = [key.action for key in footer.query("FooterKey")]
+        assert "command_palette" not in shown
+        assert shown == [key.action for key in keys if key.action != "command_palette"]
+
+
 async def test_lanes_reused_as_the_window_moves_show_only_their_new_call(
     app_stub: StubServer,
 ) -> None:

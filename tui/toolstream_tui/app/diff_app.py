@@ -13,10 +13,11 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..core.diff import EXIT_TROUBLE
 from ..core.visible import inert
+from .widgets.key_footer import KeyFooter
 
 VALUE_CHARS = 60  # a value longer than this is cut, with its full length said
 OFFSETS_SHOWN = 8  # one-sided boundary offsets listed before "…"
@@ -279,7 +280,7 @@ class DiffApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Static(header_text(self.diff), id="diff-header")
         yield self.body
-        yield Footer()
+        yield KeyFooter()
 
     async def on_mount(self) -> None:
         panels = [stream_panel(self.diff), *(lane_panel(lane) for lane in self.diff["lanes"])]

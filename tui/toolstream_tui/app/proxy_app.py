@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..options import WatchOptions
 from ..proxy_log import Change, ProxyLog, RequestRecord
@@ -30,6 +30,7 @@ from ..watch import Watch
 from .input_first import InputFirstApp
 from .stream_screen import StreamScreen
 from .widgets.content_size import set_content_size
+from .widgets.key_footer import KeyFooter
 
 LIST_SECONDS = 0.25  # the list is redrawn four times a second while requests change
 TONES = {
@@ -146,7 +147,7 @@ class RequestListScreen(Screen[None]):
         yield self.columns
         yield self.empty
         yield self.table
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         self.set_interval(LIST_SECONDS, self.draw)

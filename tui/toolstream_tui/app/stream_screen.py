@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..bundle import write_bundle
 from ..core.report import report_json
@@ -42,6 +42,7 @@ from ..views import (
 )
 from ..watch import Watch
 from .screens.inspector import InspectorScreen
+from .widgets.key_footer import KeyFooter
 from .widgets.lane import CallLane
 from .widgets.lanes import CallList, LaneColumn
 from .widgets.raw_log import RawLog
@@ -146,7 +147,7 @@ class StreamScreen(Screen[None]):
         self.lanes = LaneColumn(id="lanes")
         self.raw_log = RawLog(id="raw-log")
         self.raw_log.display = False
-        self.footer = Footer(compact=True)
+        self.footer = KeyFooter(compact=True)
 
     def compose(self) -> ComposeResult:
         yield self.status_bar

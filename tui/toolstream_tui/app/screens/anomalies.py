@@ -9,10 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ...core.events import Anomaly
 from ...core.visible import inert
+from ..widgets.key_footer import KeyFooter
 
 DETAIL_WIDTH = 60  # the detail column's width in the table (the whole detail is below)
 
@@ -48,7 +49,7 @@ class AnomaliesScreen(ModalScreen[None]):
                 yield Static(Text("The stream followed the textbook shape: no anomalies."))
             yield DataTable(zebra_stripes=True, cursor_type="row")
             yield self.detail
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -21,11 +21,12 @@ from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...core.visible import inert
 from ...views import FRAGMENT_COLUMNS, FragmentRows, fit_cell, fragment_cells, plural
 from ..widgets.content_size import set_content_size
+from ..widgets.key_footer import KeyFooter
 
 FOLLOW_SECONDS = 0.1  # how often an open inspector looks for new fragments
 GAP = 2  # cells between columns
@@ -225,7 +226,7 @@ class InspectorScreen(ModalScreen[None]):
             box.border_title = Text(inert(self.title_text))
             yield self.summary
             yield self.fragment_list
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.show_summary()

@@ -18,11 +18,11 @@ from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from ...core.fields import FieldTiming
 from ...core.timing import CallTiming, Gap, StreamTiming, TextRate, gaps
 from ...core.visible import inert
+from ..widgets.key_footer import KeyFooter
 
 FOLLOW_SECONDS = 1.0
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -415,7 +415,7 @@ class TimelineScreen(ModalScreen[None]):
             yield Chart(self.axis_lines, classes="fixed")
             with VerticalScroll():
                 yield Chart(self.call_lines)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
