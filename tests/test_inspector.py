@@ -50,10 +50,13 @@ def fed_session(events: list[dict[str, Any] | str], *, ended: bool = True) -> St
 class OneStream(App[None]):
     """A stream screen over a session fed beforehand (no source, no worker)."""
 
-    def __init__(self, session: StreamSession, **options: Any) -> None:
+    def __init__(
+        self, session: StreamSession, *, can_go_back: bool = False, **options: Any
+    ) -> None:
         super().__init__()
         self.stream = StreamScreen(
-            Watch("test", WatchOptions(clock=lambda: 0.0, **options), session=session)
+            Watch("test", WatchOptions(clock=lambda: 0.0, **options), session=session),
+            can_go_back=can_go_back,
         )
 
     def on_mount(self) -> None:
@@ -195,3 +198,55 @@ async def test_a_paused_display_shows_no_fragment_that_arrived_after_it() -> Non
         app.screen.follow()  # type: ignore[attr-defined]
         assert fragment_list.count == 9
         assert numbers(fragment_list.drawn_rows()) == list(range(1, 10))
+
+
+async def test_the_inspector_opened_again_shows_the_newly_selected_call_and_follows_it() -> None:
+    """The screen is kept between openings: each opening shows the selected call
+    from its first row, and follows that call while it streams."""
+    first, second = numbered_fragments(60), numbered_fragments(90)
+    events: list[dict[str, Any] | str] = [
+        chunk(tc(0, "call_1", "f", "")),
+        chunk(tc(1, "call_2", "g", "")),
+        *(chunk(tc(0, args=fragment)) for fragment in first),
+        *(chunk(tc(1, args=fragment)) for fragment in second[:40]),
+    ]
+    session = fed_session(events, ended=False)
+    app = OneStream(session)
+    async with app.run_test(size=SIZE) as pilot:
+        fragment_list = await open_inspector(app, pilot)
+        inspector = app.screen
+        assert "call #0 f" in str(inspector.box.border_title)  # type: ignore[attr-defined]
+        await pilot.press("end")
+        await pilot.pause()
+        assert fragment_list.cursor_row == 59
+        await pilot.press("i")
+        await pilot.press("j")
+        await pilot.pause()
+        assert app.stream.selected == 1
+        again = await open_inspector(app, pilot)
+        assert app.screen is inspector and again is fragment_list
+        assert "call #1 g" in str(inspector.box.border_title)  # type: ignore[attr-defined]
+        assert fragment_list.cursor_row == 0 and fragment_list.scroll_offset.y == 0
+        shown = fragment_list.drawn_rows()
+        assert numbers(shown) == list(range(1, len(shown) + 1))
+        assert [fragment_of(line) for line in shown] == second[: len(shown)]
+        session.feed(sse(*(chunk(tc(1, args=fragment)) for fragment in second[40:])), 0.6)
+        for _ in range(FOLLOW_POLLS):  # the stream screen's tick, then the inspector's
+            if fragment_list.count == 90:
+                break
+            await pilot.pause(0.05)
+        assert fragment_list.count == 90
+
+
+async def test_a_stream_screen_that_leaves_takes_its_inspector_with_it() -> None:
+    app = OneStream(fed_session(call_events(numbered_fragments(10))), can_go_back=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_inspector(app, pilot)
+        inspector = app.screen
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.is_screen_installed(inspector)
+        await pilot.press("escape")  # back, as from a proxied request
+        await pilot.pause()
+        assert app.screen is not app.stream
+        assert not app.is_screen_installed(inspector) and not inspector.is_attached

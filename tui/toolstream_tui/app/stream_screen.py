@@ -135,6 +135,7 @@ class StreamScreen(Screen[None]):
         self.selected: int | None = None
         self.calls_at = CallsAt()
         self.raw_lanes: set[int] = set()  # parsed calls the person asked to see raw
+        self.inspector: InspectorScreen | None = None  # kept between openings
         self.settled_event = asyncio.Event()
         self._bundle_written = False
         self._last_tick = self.options.clock()
@@ -404,7 +405,23 @@ class StreamScreen(Screen[None]):
         rows = FragmentRows(slot.pieces)
         name = slot.name if (slot.name_event or 0) <= self.cursor else None
         title = f"fragments of call #{slot.index} {name or '?'} · {slot.call_id or 'no id'}"
-        self.app.push_screen(InspectorScreen(title, rows, lambda: rows.count_upto(self.cursor)))
+
+        def count() -> int:
+            return rows.count_upto(self.cursor)
+
+        if self.inspector is None:
+            self.inspector = InspectorScreen(title, rows, count)
+            self.app.install_screen(self.inspector, f"inspector-{id(self)}")
+        else:
+            self.inspector.inspect(title, rows, count)
+        self.app.push_screen(self.inspector)
+
+    def on_unmount(self) -> None:
+        """The screen left for good (a proxied request closed): so does its inspector."""
+        inspector = self.inspector
+        if inspector is not None and inspector not in self.app.screen_stack:
+            self.app.uninstall_screen(inspector)
+            inspector.remove()
 
     # The screens a key opens are imported when first opened: the first frame needs none.
     def action_anomalies(self) -> None:

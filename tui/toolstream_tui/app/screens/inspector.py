@@ -21,6 +21,7 @@ from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widgets import Static
 
 from ...core.visible import inert
@@ -95,6 +96,14 @@ class FragmentList(ScrollView, can_focus=True):
         self._resize()
         if following:
             self.move_cursor(count - 1)
+        self.refresh()
+
+    def show_rows(self, rows: FragmentRows, count: int) -> None:
+        """Another call's fragments, from the first row."""
+        self.rows, self.count = rows, count
+        self.cursor_row = self.shift = 0
+        self._resize()
+        self.scroll_to(y=0, animate=False, immediate=True)
         self.refresh()
 
     def _resize(self) -> None:
@@ -218,12 +227,22 @@ class InspectorScreen(ModalScreen[None]):
         super().__init__()
         self.title_text = title
         self._count = count
+        self.box = Vertical()
+        self.box.border_title = Text(inert(title))
         self.summary = Static(id="summary")
         self.fragment_list = FragmentList(rows, count(), id="fragments")
+        self._following: Timer | None = None
+
+    def inspect(self, title: str, rows: FragmentRows, count: Callable[[], int]) -> None:
+        """Show another call (the screen is kept between openings: a new one is
+        composed, styled and laid out with the screen under it, a frame a key waits for)."""
+        self.title_text, self._count = title, count
+        self.box.border_title = Text(inert(title))
+        self.fragment_list.show_rows(rows, count())
+        self.show_summary()
 
     def compose(self) -> ComposeResult:
-        with Vertical() as box:
-            box.border_title = Text(inert(self.title_text))
+        with self.box:
             yield self.summary
             yield self.fragment_list
         yield KeyFooter()
@@ -231,7 +250,16 @@ class InspectorScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.show_summary()
         self.fragment_list.focus()
-        self.set_interval(FOLLOW_SECONDS, self.follow)
+        self._following = self.set_interval(FOLLOW_SECONDS, self.follow)
+
+    def on_screen_suspend(self) -> None:
+        if self._following is not None:
+            self._following.pause()
+
+    def on_screen_resume(self) -> None:
+        if self._following is not None:
+            self._following.resume()
+            self.follow()
 
     def follow(self) -> None:
         """New fragments at the display cursor, if any, drawn."""
