@@ -14,6 +14,8 @@ import pytest
 from streaming import untimed
 from textual.color import Color
 from textual.dom import DOMNode
+from textual.geometry import Region
+from textual.strip import Strip
 
 from conftest import (
     CliRunner,
@@ -542,6 +544,41 @@ async def test_a_key_holds_the_stream_until_its_effect_is_drawn(app_stub: StubSe
         assert len(holds) == 1, "the key held the pump"
         await pilot.pause()
         assert not turns.held, "released once the new selection was on screen"
+
+
+async def test_a_key_releases_the_stream_only_after_the_frame_that_shows_it(
+    app_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Widgets tell the screen of a change only when their own queues next run: a
+    release on the first idle turn after the action let the stream read on while
+    the screen had not yet heard of the new selection."""
+    app = make_app(app_stub, "many-parallel")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_settled(app)
+        seen: list[tuple[str, int | None]] = []
+        render_lines = CallLane.render_lines
+
+        def drawn(lane: CallLane, crop: Region) -> list[Strip]:
+            if lane.selected:
+                seen.append(("drawn selected", lane.index))
+            return render_lines(lane, crop)
+
+        monkeypatch.setattr(CallLane, "render_lines", drawn)
+        release = app.turns.release
+
+        def released() -> None:
+            seen.append(("released", None))
+            release()
+
+        monkeypatch.setattr(app.turns, "release", released)
+        for _ in range(6):  # past the window's edge: the lanes move
+            seen.clear()
+            await pilot.press("j")
+            await pilot.pause()
+            after = app.stream.selected
+            assert ("released", None) in seen
+            first_release = seen.index(("released", None))
+            assert ("drawn selected", after) in seen[:first_release], seen
 
 
 async def test_the_footer_keeps_its_keys_until_they_change(app_stub: StubServer) -> None:

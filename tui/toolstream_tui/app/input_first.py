@@ -37,4 +37,7 @@ class InputFirstApp(App[int]):
             return await super().run_action(action, default_namespace, namespaces)
         finally:
             if self.turns.held:
-                self.call_after_refresh(self.turns.release)
+                # Widgets tell the screen what they changed only when their own
+                # queues next run, so a screen that looks idle right after the action
+                # may not have heard yet: the second round waits for its frame.
+                self.call_after_refresh(self.call_after_refresh, self.turns.release)
