@@ -28,6 +28,7 @@ from toolstream_tui.core import build_report
 from toolstream_tui.core.preview import ArgumentsPreview
 from toolstream_tui.core.report import printable_json, report_json
 from toolstream_tui.core.surrogates import (
+    cannot_hold_surrogates,
     lone_in_value,
     lone_offsets,
     may_decode_to_lone_surrogates,
@@ -58,6 +59,16 @@ def test_lone_surrogates_are_found_and_pairs_are_not() -> None:
     assert lone_offsets(f"a{HIGH}b{LOW}{LOW}") == [1, 3, 4]
     assert lone_offsets(f"{LOW}{HIGH}") == [0, 1]  # the wrong order is no pair
     assert lone_offsets("北京" + BLOSSOM) == []
+
+
+def test_a_call_is_passed_over_only_when_nothing_in_it_can_hold_a_surrogate() -> None:
+    """The quick look that lets the end of a stream skip most calls."""
+    assert cannot_hold_surrogates('{"a":"北京' + BLOSSOM + '"}', "f", "call_1", None)
+    assert not cannot_hold_surrogates('{"a":"\\ud83c"}', "f")  # an escape: decode to see
+    assert not cannot_hold_surrogates('{"a":"\\uDF38"}')
+    assert not cannot_hold_surrogates(f'{{"a":"{HIGH}"}}')
+    assert not cannot_hold_surrogates("{}", f"f{LOW}")
+    assert not cannot_hold_surrogates("{}", "f", None, f"id{HIGH}")
 
 
 def test_lone_surrogates_in_a_json_value_are_named_by_path() -> None:

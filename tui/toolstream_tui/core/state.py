@@ -36,7 +36,12 @@ from .fields import FieldClock
 from .pieces import TextPieces
 from .schema import DeclaredTools, SchemaError
 from .strict_json import loads, value_end
-from .surrogates import lone_places, may_decode_to_lone_surrogates, rejoin_pairs
+from .surrogates import (
+    cannot_hold_surrogates,
+    lone_places,
+    may_decode_to_lone_surrogates,
+    rejoin_pairs,
+)
 
 STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
 TRUNCATED_CALL_ERROR = "stream ended before the finish; arguments are incomplete"
@@ -407,11 +412,14 @@ class StreamState:
         if found:
             self.note("lone-surrogate", None, found[0], None, count=found[1])
         for index, slot in self.calls.items():
+            raw = slot.arguments_raw
             texts = {"name": slot.name, "id": slot.call_id, "item id": slot.item_id}
+            if cannot_hold_surrogates(raw, *texts.values()):
+                continue  # most calls, with one quick look each (a stream may hold 10,000)
             value = None  # the parsed arguments, walked only when they may hold one
             if not (slot.parsed and slot.error is None):
-                texts["arguments"] = slot.arguments_raw
-            elif may_decode_to_lone_surrogates(slot.arguments_raw):
+                texts["arguments"] = raw
+            elif may_decode_to_lone_surrogates(raw):
                 value = slot.arguments
             found = lone_places(texts, value)
             if found:

@@ -72,6 +72,14 @@ def lone_offsets(text: str) -> list[int]:
     return [found.start() for found in _LONE.finditer(text)]
 
 
+def cannot_hold_surrogates(json_text: str, *texts: str | None) -> bool:
+    """True when none of the texts holds a surrogate and the JSON text spells
+    none as an escape (no `\\ud`): the common case, told with one look each."""
+    if "\\ud" in json_text or "\\uD" in json_text or may_hold_surrogates(json_text):
+        return False
+    return not any(text and may_hold_surrogates(text) for text in texts)
+
+
 def may_decode_to_lone_surrogates(json_text: str) -> bool:
     """Could this JSON text decode to a string holding a lone surrogate? (A quick
     look at the text, so a decoded value is walked only when it could.)"""
