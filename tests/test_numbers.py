@@ -50,6 +50,22 @@ def test_integers_up_to_the_bound_are_read_and_longer_ones_refused_clearly() -> 
         loads(longest + "7")
 
 
+@pytest.mark.parametrize("digits", [18, 19, 20, 40])
+@pytest.mark.parametrize("window_at", [0, 1, 9, 18, 19, 30])
+def test_a_long_integer_is_read_exactly_wherever_it_crosses_a_window(
+    digits: int, window_at: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An integer past 64 bits must not reach orjson, which keeps only a float of
+    it; the search for long digit runs reads the text a window at a time."""
+    monkeypatch.setattr(strict_json, "_WINDOW", 32)
+    number = "18446744073709551617123456789012345678"[:digits]  # 2**64 + 1, and on
+    text = f'{{"é": "{"x" * window_at}", "n": {number}}}'
+    for given in (text, text.encode()):
+        assert strict_json.has_long_digit_run(given) == (digits >= 19)
+        assert loads(given) == {"é": "x" * window_at, "n": int(number)}
+    assert not strict_json.has_long_digit_run("١٢٣٤٥٦٧٨٩٠١٢٣٤٥٦٧٨٩٠")  # not JSON digits
+
+
 def test_a_huge_float_literal_is_still_refused_and_a_long_mantissa_read() -> None:
     with pytest.raises(ValueError, match="out of range"):
         loads("1e400")
