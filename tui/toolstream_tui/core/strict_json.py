@@ -32,7 +32,7 @@ MAX_INTEGER_DIGITS = 20_000
 # window at a time so a 10 MB text is never copied whole.
 _LONG_RUN = b"0" * 19
 _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
-_WINDOW = 1 << 20
+_WINDOW = 1 << 16  # characters: a slice of a 4-byte-a-character string is 4 times that
 # Past this many characters, the standard library reads a text, not orjson: orjson
 # holds its own document beside the values it builds (on 10 MB of arguments, 29 MB
 # more at the peak, and 8 MB more after, its UTF-8 copy kept on the string), while
