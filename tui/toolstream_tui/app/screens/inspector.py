@@ -234,8 +234,9 @@ class InspectorScreen(ModalScreen[None]):
         self._following: Timer | None = None
 
     def inspect(self, title: str, rows: FragmentRows, count: Callable[[], int]) -> None:
-        """Show another call (the screen is kept between openings: a new one is
-        composed, styled and laid out with the screen under it, a frame a key waits for)."""
+        """Show another call. The screen is kept between openings: a new one had to
+        be composed and styled, and laid out with the screen under it, before its
+        first frame."""
         self.title_text, self._count = title, count
         self.box.border_title = Text(inert(title))
         self.fragment_list.show_rows(rows, count())
