@@ -72,10 +72,15 @@ def lone_offsets(text: str) -> list[int]:
     return [found.start() for found in _LONE.finditer(text)]
 
 
+def spells_surrogate_escape(json_text: str) -> bool:
+    """Whether the JSON text holds an escape of a surrogate (`\\ud…`)."""
+    return "\\ud" in json_text or "\\uD" in json_text
+
+
 def cannot_hold_surrogates(json_text: str, *texts: str | None) -> bool:
     """True when none of the texts holds a surrogate and the JSON text spells
-    none as an escape (no `\\ud`): the common case, told with one look each."""
-    if "\\ud" in json_text or "\\uD" in json_text or may_hold_surrogates(json_text):
+    none as an escape: the common case, told with one look each."""
+    if spells_surrogate_escape(json_text) or may_hold_surrogates(json_text):
         return False
     return not any(text and may_hold_surrogates(text) for text in texts)
 
@@ -85,7 +90,7 @@ def may_decode_to_lone_surrogates(json_text: str) -> bool:
     look at the text, so a decoded value is walked only when it could.)"""
     if lone_offsets(json_text):
         return True
-    if "\\ud" not in json_text and "\\uD" not in json_text:
+    if not spells_surrogate_escape(json_text):
         return False
     # every escape half of a pair, or not: two counts, no loop in Python
     pairs = len(_SURROGATE_PAIR_ESCAPE.findall(json_text))
