@@ -12,7 +12,12 @@
    with the two taking turns, each read once the proxy is idle: the project's
    stub at --speed 0 (the issue's "direct stream"), and one big-args stream
    (bench/streams.py) written by the bench's upstream in 64 KiB writes, as fast
-   as the wire takes them (a ceiling no Python server reaches).
+   as the wire takes them (a ceiling no Python server reaches). The stub's stream
+   is read three ways: off a raw socket (no HTTP library: the fastest any client
+   could read), with httpx (what the openai and anthropic SDKs read with), and by
+   the openai SDK itself (what an agent waits for). The stub writes each event as
+   an HTTP chunk and the proxy forwards what each read brought as one, so a
+   reader that pays per chunk (httpx, the SDKs) does less work through the proxy.
 
 The machine is shared: the load average is printed beside the figures.
 """
@@ -29,12 +34,13 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import streams
 from procstat import cpu_seconds
 
@@ -45,8 +51,12 @@ PROXY_COMMAND = [sys.executable, "-m", "toolstream_tui", "proxy", "--headless"]
 # The issue's "direct stream at --speed 0": the project's stub as an upstream, its
 # ~1 MB-of-arguments scenario served without pacing.
 STUB_SCENARIO = "huge-args"
-STUB_COMMAND = [sys.executable, "-m", "toolstream_stubs", "--speed", "0", "--port", "0"]
-STUB_COMMAND += ["--scenario", STUB_SCENARIO]
+CHAT_REQUEST: dict[str, Any] = {
+    "model": "bench",
+    "stream": True,
+    "messages": [{"role": "user", "content": "bench"}],
+}
+READ_TIMEOUT_S = 60.0
 # Agents send a key; the proxy must keep it out of what it shows, on every read.
 AUTHORIZATION = {"Authorization": "Bearer sk-proj-" + "Bench0Key1" * 16}
 WRITE_SIZE = 64 * 1024
@@ -70,11 +80,29 @@ class Plan:
     interval_ms: float
     bulk_argument_bytes: int
     repeat: int
+    stub_scenario: str = STUB_SCENARIO  # the stub's stream read whole
 
 
 FULL = Plan(streams=64, events=150, interval_ms=20, bulk_argument_bytes=300_000, repeat=3)
-QUICK = Plan(streams=4, events=10, interval_ms=5, bulk_argument_bytes=5_000, repeat=1)
+# A small stub stream: the openai SDK reads huge-args in seconds.
+QUICK = Plan(
+    4, events=10, interval_ms=5, bulk_argument_bytes=5_000, repeat=1, stub_scenario="parallel"
+)
 WARM_UP = Plan(streams=2, events=3, interval_ms=1, bulk_argument_bytes=0, repeat=1)
+
+
+def stub_command(scenario: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "toolstream_stubs",
+        "--speed",
+        "0",
+        "--port",
+        "0",
+        "--scenario",
+        scenario,
+    ]
 
 
 # -- the upstream (its own process) ---------------------------------------------------
@@ -328,6 +356,8 @@ async def paced_latencies(base: str, plan: Plan) -> Latencies:
 
 
 async def bulk_seconds(url: str) -> tuple[float, int]:
+    """Seconds to read the body whole off the socket with no HTTP library (chunks
+    undone by `Dechunker`), and its size: the fastest any client could read it."""
     size = 0
 
     def on_body(data: bytes, now: int) -> None:
@@ -339,46 +369,104 @@ async def bulk_seconds(url: str) -> tuple[float, int]:
     return time.perf_counter() - start_t, size
 
 
+async def httpx_seconds(url: str) -> tuple[float, int]:
+    """Seconds to read the body whole with httpx (one piece per HTTP chunk: what
+    the openai and anthropic SDKs read with), and its size."""
+    async with httpx.AsyncClient(timeout=READ_TIMEOUT_S) as client:
+        start_t, size = time.perf_counter(), 0
+        request = client.stream("POST", url, headers=AUTHORIZATION, json=CHAT_REQUEST)
+        async with request as response:
+            response.raise_for_status()
+            async for piece in response.aiter_raw():
+                size += len(piece)
+        return time.perf_counter() - start_t, size
+
+
+async def openai_sdk_seconds(url: str) -> tuple[float, int]:
+    """Seconds for the openai SDK to hand over every chunk of the streamed chat
+    completion at `url` (what an agent waits for), and how many there were."""
+    import openai  # the bench and test extras; only this reader needs it
+
+    base_url = url.removesuffix("/chat/completions")
+    key = AUTHORIZATION["Authorization"].removeprefix("Bearer ")
+    async with openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0) as client:
+        start_t, chunks = time.perf_counter(), 0
+        stream = await client.chat.completions.create(**CHAT_REQUEST)
+        async for _chunk in stream:
+            chunks += 1
+        return time.perf_counter() - start_t, chunks
+
+
+@dataclass(frozen=True)
+class Reader:
+    name: str
+    label: str  # how the report names it
+    unit: str  # what `read` counts
+    read: Callable[[str], Coroutine[Any, Any, tuple[float, int]]]
+
+
+READERS = (
+    Reader("socket", "a raw socket (no HTTP library: the ceiling)", "bytes", bulk_seconds),
+    Reader("httpx", "httpx (what the SDKs read with)", "bytes", httpx_seconds),
+    Reader("openai", "the openai SDK (every chunk parsed)", "chunks", openai_sdk_seconds),
+)
+
+
 def best_of_alternating(
-    urls: dict[str, str], repeat: int, proxy_pid: int
+    urls: dict[str, str],
+    repeat: int,
+    proxy_pid: int,
+    read: Callable[[str], Coroutine[Any, Any, tuple[float, int]]] = bulk_seconds,
 ) -> dict[str, tuple[float, int]]:
-    """Each URL's stream read whole `repeat` times, the URLs taking turns (this
-    machine's speed drifts within a minute); the fastest read of each. Each read
-    starts once the proxy is idle: its watching process parses a fast stream
+    """Each URL's stream read whole by `read` `repeat` times, the URLs taking turns
+    (this machine's speed drifts within a minute); the fastest read of each. Each
+    read starts once the proxy is idle: its watching process parses a fast stream
     after the client has it, and a direct read must not pay for that."""
     best: dict[str, tuple[float, int]] = {}
     for _ in range(repeat):
         for name, url in urls.items():
             wait_until_idle(proxy_pid)
-            seconds, size = asyncio.run(bulk_seconds(url))
+            seconds, size = asyncio.run(read(url))
             if name not in best or seconds < best[name][0]:
                 best[name] = (seconds, size)
     return best
 
 
-def stub_throughput(repeat: int) -> dict[str, Any]:
-    """The stub (`toolstream-stub --speed 0`) serving STUB_SCENARIO, read whole
-    directly and through a proxy of its own; the reads take turns."""
-    stub, line = start(STUB_COMMAND)
+def stub_throughput(plan: Plan) -> dict[str, Any]:
+    """The stub (`toolstream-stub --speed 0`) serving the plan's scenario, read whole
+    directly and through a proxy of its own by each reader; the reads take turns."""
+    stub, line = start(stub_command(plan.stub_scenario))
+    reads: dict[str, dict[str, Any]] = {}
     try:
         endpoint = urlsplit(LISTENING.search(line).group(1))  # type: ignore[union-attr]
         stub_url = f"{endpoint.scheme}://{endpoint.netloc}"
         proxy, proxy_url = start_proxy(stub_url)
         try:
             urls = {"direct": stub_url + endpoint.path, "proxied": proxy_url + endpoint.path}
-            best_of_alternating(urls, 1, proxy.pid)  # code loaded, connections made
-            best = best_of_alternating(urls, repeat, proxy.pid)
+            for reader in READERS:
+                best_of_alternating(urls, 1, proxy.pid, reader.read)  # code loaded
+                best = best_of_alternating(urls, plan.repeat, proxy.pid, reader.read)
+                reads[reader.name] = throughput_figures(reader, best)
         finally:
             stop(proxy)
     finally:
         stop(stub)
-    (direct, size), (proxied, proxied_size) = best["direct"], best["proxied"]
-    assert size == proxied_size, (size, proxied_size)
+    return {"stub_bytes": reads["socket"]["count"], "stub_reads": reads}
+
+
+def throughput_figures(reader: Reader, best: dict[str, tuple[float, int]]) -> dict[str, Any]:
+    (direct, count), (proxied, proxied_count) = best["direct"], best["proxied"]
+    if count != proxied_count:
+        raise SystemExit(
+            f"bench/proxy.py: {reader.name} read {count} {reader.unit} directly "
+            f"and {proxied_count} through the proxy"
+        )
     return {
-        "stub_bytes": size,
-        "stub_direct_seconds": direct,
-        "stub_proxied_seconds": proxied,
-        "stub_throughput_ratio": direct / proxied,
+        "count": count,
+        "unit": reader.unit,
+        "direct_seconds": direct,
+        "proxied_seconds": proxied,
+        "ratio": direct / proxied,
     }
 
 
@@ -455,7 +543,7 @@ def measure(plan: Plan) -> dict[str, Any]:
             stop(proxy)
     finally:
         stop(upstream)
-    results.update(stub_throughput(plan.repeat))
+    results.update(stub_throughput(plan))
     results["bulk_bytes"] = bulk_size
     results["added_median_ms"] = results["proxied"]["median_ms"] - results["direct"]["median_ms"]
     results["throughput_ratio"] = results["direct_bulk_seconds"] / results["proxied_bulk_seconds"]
@@ -625,13 +713,16 @@ def report(results: dict[str, Any]) -> str:
         )
     lines.append(f"throughput of one stream, read whole (best of {plan['repeat']}, taking turns):")
     lines.append(
-        throughput_line(
-            f"the stub (toolstream-stub --scenario {STUB_SCENARIO} --speed 0)",
-            results["stub_bytes"],
-            results["stub_direct_seconds"],
-            results["stub_proxied_seconds"],
-        )
+        f"  the stub (toolstream-stub --scenario {plan['stub_scenario']} --speed 0), "
+        f"{results['stub_bytes']:,} bytes, read by:"
     )
+    width = max(len(reader.label) for reader in READERS)
+    for reader in READERS:
+        read = results["stub_reads"][reader.name]
+        lines.append(
+            f"    {reader.label:{width}}  direct {read['direct_seconds']:.3f} s, "
+            f"proxied {read['proxied_seconds']:.3f} s: {read['ratio']:.2f}x of direct"
+        )
     lines.append(
         throughput_line(
             f"the bench's upstream at wire speed ({WRITE_SIZE // 1024} KiB writes)",

@@ -43,7 +43,13 @@ def test_quick_run_measures_latency_and_throughput(tmp_path: Path, bench_proxy: 
     assert results["bulk_bytes"] > 0
     assert results["direct_bulk_seconds"] > 0 and results["proxied_bulk_seconds"] > 0
     assert results["stub_bytes"] > 0
-    assert results["stub_direct_seconds"] > 0 and results["stub_proxied_seconds"] > 0
+    reads = results["stub_reads"]
+    assert set(reads) == {reader.name for reader in bench_proxy.READERS}
+    assert reads["socket"]["count"] == reads["httpx"]["count"] == results["stub_bytes"]
+    assert reads["openai"]["count"] > 0  # chunks the SDK handed over, the same both ways
+    for read in reads.values():
+        assert read["direct_seconds"] > 0 and read["proxied_seconds"] > 0
+        assert "{:.2f}x of direct".format(read["ratio"]) in printed
     assert "added by the proxy" in printed and "toolstream-stub --scenario" in printed
 
 
