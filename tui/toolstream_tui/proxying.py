@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .cli import UsageError, add_limit_options, fail_on_kinds, limits_of, lint_failures
-from .command_line import missing_terminal
+from .command_line import missing_terminal, tune_garbage_collector
 from .core.detect import DIALECTS
 from .core.report import printable_json
 from .core.visible import inert
@@ -280,6 +280,7 @@ async def serve_until(server: ProxyServer, log: ProxyLog, stop: asyncio.Event) -
 async def run_headless(
     config: ProxyConfig, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None
 ) -> int:
+    tune_garbage_collector()
     stop = asyncio.Event()
     printer = HeadlessPrinter(log, fail_on, exit_after, stop)
     log.subscribe(printer)
@@ -298,6 +299,7 @@ async def run_request_list(
     """The request list: the proxy forwards while the app shows every request."""
     from .app.proxy_app import ProxyApp  # Textual loads only for the UI
 
+    tune_garbage_collector()  # as the app watching one stream does, once Textual is loaded
     server = start_server(config, log)
     if server is None:
         return EXIT_FAILED
