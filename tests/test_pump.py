@@ -4,17 +4,13 @@ turn, and waits while a person's input is being answered."""
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import AsyncIterator
-
-import pytest
 
 from toolstream_tui.core import StreamSession
 from toolstream_tui.sources import pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
 from toolstream_tui.sources.turns import Turns
 
-pump_module = importlib.import_module("toolstream_tui.sources.pump")  # not the function
 HANG = 60.0  # only catches a hang; every wait below ends on an event
 
 CHUNK = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
@@ -26,31 +22,62 @@ async def chunks(count: int) -> AsyncIterator[SourceItem]:
         yield BodyChunk(CHUNK, float(number))
 
 
-@pytest.fixture
-def every_read_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pump_module, "TURN_SECONDS", 0.0)
-
-
-async def test_a_held_pump_stops_at_its_next_turn_until_released(every_read_a_turn: None) -> None:
+async def test_a_held_pump_reads_nothing_until_released() -> None:
     session = StreamSession("test", "openai-chat", live=False)
     turns = Turns()
     turns.hold(HANG)
     task = asyncio.create_task(pump(chunks(10), session, lambda events: None, turns))
     for _ in range(20):  # many loop turns: a free pump would have read everything
         await asyncio.sleep(0)
-    assert session.state.events == 1, "one read, then it waits for the display"
-    assert not task.done()
+    assert session.state.events == 0 and not task.done()
     turns.release()
     await asyncio.wait_for(task, HANG)
     assert session.state.events == 10 and session.ended
 
 
-async def test_a_hold_nobody_releases_expires(every_read_a_turn: None) -> None:
+async def test_a_hold_stops_the_pump_before_its_next_item() -> None:
+    session = StreamSession("test", "openai-chat", live=False)
+    turns = Turns()
+
+    def hold_at_the_third_event(events: list[object]) -> None:
+        if session.state.events == 3 and not turns.held:
+            turns.hold(HANG)  # as a key does, from the loop the pump runs on
+
+    task = asyncio.create_task(pump(chunks(10), session, hold_at_the_third_event, turns))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert session.state.events == 3 and not task.done()
+    turns.release()
+    await asyncio.wait_for(task, HANG)
+    assert session.state.events == 10
+
+
+async def test_a_hold_nobody_releases_expires() -> None:
     session = StreamSession("test", "openai-chat", live=False)
     turns = Turns()
     turns.hold(0.01)
     await asyncio.wait_for(pump(chunks(3), session, lambda events: None, turns), HANG)
     assert session.state.events == 3 and not turns.held
+
+
+async def test_pumps_share_one_slice_of_each_pass_of_the_loop() -> None:
+    """Eight pumps that never wait, with an empty slice: one item between two
+    passes of the loop in all, not one each (a key would wait for all of them)."""
+    turns = Turns(slice_seconds=0.0)
+    sessions = [StreamSession("test", "openai-chat", live=False) for _ in range(8)]
+    tasks = [
+        asyncio.create_task(pump(chunks(10), session, lambda events: None, turns))
+        for session in sessions
+    ]
+    read_per_pass = []
+    read = 0
+    while not all(task.done() for task in tasks):
+        await asyncio.sleep(0)
+        now_read = sum(session.state.events for session in sessions)
+        read_per_pass.append(now_read - read)
+        read = now_read
+    assert read == 80
+    assert max(read_per_pass) <= 2, read_per_pass
 
 
 async def test_a_new_hold_replaces_the_old_expiry() -> None:
@@ -62,3 +89,14 @@ async def test_a_new_hold_replaces_the_old_expiry() -> None:
     assert turns.held, "the first hold's expiry must not release the second"
     turns.release()
     assert not turns.held
+
+
+async def test_a_pump_that_never_waits_does_not_keep_the_slices_from_another() -> None:
+    turns = Turns(slice_seconds=0.0)
+    big, small = (StreamSession("test", "openai-chat", live=False) for _ in range(2))
+    big_task = asyncio.create_task(pump(chunks(100), big, lambda events: None, turns))
+    await asyncio.sleep(0)  # the big stream starts first
+    await asyncio.wait_for(pump(chunks(10), small, lambda events: None, turns), HANG)
+    assert big.state.events <= 20, "the slices went round, not to the pump that had the last"
+    await asyncio.wait_for(big_task, HANG)
+    assert big.state.events == 100
