@@ -57,6 +57,7 @@ CHAT_REQUEST: dict[str, Any] = {
     "messages": [{"role": "user", "content": "bench"}],
 }
 READ_TIMEOUT_S = 60.0
+STUB_COMMAND = [sys.executable, "-m", "toolstream_stubs", "--speed", "0", "--port", "0"]
 # Agents send a key; the proxy must keep it out of what it shows, on every read.
 AUTHORIZATION = {"Authorization": "Bearer sk-proj-" + "Bench0Key1" * 16}
 WRITE_SIZE = 64 * 1024
@@ -86,23 +87,18 @@ class Plan:
 FULL = Plan(streams=64, events=150, interval_ms=20, bulk_argument_bytes=300_000, repeat=3)
 # A small stub stream: the openai SDK reads huge-args in seconds.
 QUICK = Plan(
-    4, events=10, interval_ms=5, bulk_argument_bytes=5_000, repeat=1, stub_scenario="parallel"
+    streams=4,
+    events=10,
+    interval_ms=5,
+    bulk_argument_bytes=5_000,
+    repeat=1,
+    stub_scenario="parallel",
 )
 WARM_UP = Plan(streams=2, events=3, interval_ms=1, bulk_argument_bytes=0, repeat=1)
 
 
 def stub_command(scenario: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "toolstream_stubs",
-        "--speed",
-        "0",
-        "--port",
-        "0",
-        "--scenario",
-        scenario,
-    ]
+    return [*STUB_COMMAND, "--scenario", scenario]
 
 
 # -- the upstream (its own process) ---------------------------------------------------
