@@ -1,5 +1,6 @@
 """Inert output: ASCII text takes a shortcut (the full tables cover all of Unicode), which
-must draw every character exactly as the full tables do."""
+must draw every character exactly as the full tables do; other text maps only the runs of
+characters a pattern finds, which must give what translating all of it gives."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import unicodedata
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from toolstream_tui.core import visible
 from toolstream_tui.core.visible import (
     FORMAT_CHARACTERS,
     HIDDEN_MARK,
@@ -70,3 +74,21 @@ def test_tag_characters_beyond_the_bmp_are_visible() -> None:
     assert printed.isascii()  # each tag as the escaped surrogate pair JSON spells it with
     assert json.loads(printed) == smuggled
     assert json.loads(escaped(smuggled)) == smuggled
+
+
+SHOWN_BY_TABLE = [(inert, 0), (inert_text, 1), (json_inert, 2)]
+EVERY_CHARACTER = "".join(map(chr, range(sys.maxunicode + 1)))  # surrogates too
+
+
+@pytest.mark.parametrize(("show", "table"), SHOWN_BY_TABLE)
+def test_every_character_maps_as_its_table_says(show: Callable[[str], str], table: int) -> None:
+    assert show(EVERY_CHARACTER) == EVERY_CHARACTER.translate(visible._tables()[table])
+
+
+MIXED = st.text(st.sampled_from("a \n\t\x1b\x7f\x9b\u202e\ud83d\U000e0041é中🚀"), max_size=40)
+
+
+@given(MIXED)
+def test_runs_of_text_map_as_the_whole_text_translated(text: str) -> None:
+    for show, table in SHOWN_BY_TABLE:
+        assert show(text) == text.translate(visible._tables()[table])

@@ -8,6 +8,7 @@ A lone UTF-16 surrogate (see surrogates.py) is drawn as U+FFFD and escaped as
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 
 from .surrogates import REPLACEMENT_TABLE
@@ -83,30 +84,46 @@ def _ascii_tables() -> Tables:
     return _derived(_ascii_table())
 
 
-def _tables_for(text: str) -> Tables:
-    """ASCII text can only meet the tables' ASCII entries."""
-    return _ascii_tables() if text.isascii() else _tables()
+@cache
+def _finders() -> list[re.Pattern[str]]:
+    """For each table, a pattern that finds the runs of characters other than the
+    ASCII ones it leaves alone: only those can be in the table."""
+    patterns = []
+    for table in _tables():
+        kept = "".join(chr(code) for code in range(0x80) if code not in table)
+        patterns.append(re.compile(f"[^{re.escape(kept)}]+"))
+    return patterns
+
+
+def _mapped(text: str, which: int) -> str:
+    """`text.translate` with table `which` (ASCII text can only meet the tables'
+    ASCII entries). On text that is not ASCII, translate looks every character up
+    (over a second for an 11 MB report), so there it sees only the runs of
+    characters that are not plain ASCII."""
+    if text.isascii():
+        return text.translate(_ascii_tables()[which])
+    table = _tables()[which]
+    return _finders()[which].sub(lambda run: run.group().translate(table), text)
 
 
 def inert(text: str) -> str:
     """One line: every control character shown as its picture (␛, ␊, …)."""
-    return text.translate(_tables_for(text)[0])
+    return _mapped(text, 0)
 
 
 def inert_text(text: str) -> str:
     """Running text: newlines and tabs kept, every other control made visible."""
-    return text.translate(_tables_for(text)[1])
+    return _mapped(text, 1)
 
 
 def json_inert(text: str) -> str:
     """JSON text that is safe to print: every character a terminal could act on or
     hide behind (DEL, C1 controls such as the one-byte CSI, bidi overrides,
     zero-width characters) as a \\u escape. The JSON still decodes to the same values."""
-    return text.translate(_tables_for(text)[2])
+    return _mapped(text, 2)
 
 
 def escaped(text: str) -> str:
     """Exact and unambiguous, for the fragment inspector: the text as a JSON string
     literal, with the invisible characters JSON leaves alone escaped too."""
-    literal = json.dumps(text, ensure_ascii=False)
-    return literal.translate(_tables_for(literal)[2])
+    return json_inert(json.dumps(text, ensure_ascii=False))
