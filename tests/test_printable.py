@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from streaming import SCALARS, TEXT
 
@@ -42,6 +42,23 @@ def test_the_pieces_print_what_json_dumps_prints(value: Any, piece_chars: int) -
         patch.setattr(report_module, "PIECE_CHARS", piece_chars)  # long strings get sliced
         assert "".join(printable_pieces(value)) == dumped(value)
         assert printable_json(value) == dumped(value)
+
+
+@given(VALUES)
+@example({"t": 1e-05, "n": 2**70, "k": [1.5, {"é": "\u202e"}], "s": "\ud83d", 3: ()})
+@example([[2.5e-07], {"a": float("nan")}, [0.0001, 1e16]])
+def test_whole_containers_print_what_json_dumps_prints(value: Any) -> None:
+    """At the usual piece size, small containers are printed whole by orjson where
+    its text is json's: floats it writes otherwise (1e-05), ints past 64 bits, lone
+    surrogates and keys that are not strings keep them on the member-by-member path."""
+    assert "".join(printable_pieces(value)) == dumped(value)
+
+
+def test_a_deep_small_value_is_printed_past_orjsons_nesting_limit() -> None:
+    value: list[Any] = [1.5]
+    for _ in range(report_module.ORJSON_DEPTH * 2):
+        value = [value, {"k": "v"}]
+    assert "".join(printable_pieces(value)) == dumped(value)
 
 
 def test_nesting_deeper_than_the_recursion_limit_is_printed() -> None:

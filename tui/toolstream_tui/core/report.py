@@ -7,6 +7,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from .events import Status
 from .state import CallSlot, StreamState
 from .timing import stream_timing
@@ -15,6 +17,8 @@ from .visible import json_inert
 DEEP_REPORT_FRAMES = 4000  # enough for orjson's nesting limit of 1024, with room
 PIECE_CHARS = 64 * 1024  # a report is written in pieces of about this size
 _LEAVES = json.JSONEncoder(ensure_ascii=False)  # one scalar or string at a time
+ORJSON_DEPTH = 200  # below orjson's nesting limit (255), which it refuses past
+WHOLE_SCALARS = (int, bool, type(None))  # exact types orjson prints as json does
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 2
@@ -127,6 +131,9 @@ def indented_json(value: Any) -> Iterator[str]:
     """The text of `json.dumps(value, ensure_ascii=False, indent=2)`, in small pieces.
     An explicit stack, not recursion: arguments nest as deep as orjson reads them.
     A long string comes in slices (JSON escapes character by character)."""
+    if (whole := _whole_container(value, 0)) is not None:
+        yield whole
+        return
     yield from _leaf_or_opening(value)
     open_members: list[tuple[Iterator[tuple[str, Any]], str]] = []
     if isinstance(value, (dict, list, tuple)) and value:
@@ -135,6 +142,9 @@ def indented_json(value: Any) -> Iterator[str]:
         members, closing = open_members[-1]
         for prefix, child in members:
             yield prefix
+            if (whole := _whole_container(child, len(open_members))) is not None:
+                yield whole
+                continue
             yield from _leaf_or_opening(child)
             if isinstance(child, (dict, list, tuple)) and child:
                 open_members.append(_members(child, len(open_members)))
@@ -142,6 +152,57 @@ def indented_json(value: Any) -> Iterator[str]:
         else:
             open_members.pop()
             yield closing
+
+
+def _whole_container(value: Any, depth: int) -> str | None:
+    """A small container's whole text at `depth`, from orjson in one call (member by
+    member, a report of 10,000 calls took seconds to print); None where orjson would
+    print it otherwise than json.dumps, or it is too big for one piece."""
+    if type(value) not in (dict, list, tuple) or not value or not _orjson_prints_as_json(value):
+        return None
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:  # an int past 64 bits, a lone surrogate
+        return None
+    if len(text) > PIECE_CHARS:
+        return None
+    return text.replace("\n", _indent(depth)) if depth else text
+
+
+def _orjson_prints_as_json(value: dict[Any, Any] | list[Any]) -> bool:
+    """Whether orjson's indented text of `value` is json.dumps's: only plain types,
+    string keys, floats that orjson writes as repr does (not 1e-05), not too deep;
+    and roughly one piece of text at most (the walk stops there)."""
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    size = 0
+    while pending:
+        container, depth = pending.pop()
+        if depth > ORJSON_DEPTH:
+            return False
+        if type(container) is dict:
+            if any(type(key) is not str for key in container):
+                return False
+            size += sum(map(len, container))
+            children: Any = container.values()
+        else:
+            children = container
+        size += 8 * len(container) * (depth + 1)  # punctuation and indent, roughly
+        if size > PIECE_CHARS:
+            return False
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                size += len(child)
+            elif kind is dict or kind is list or kind is tuple:
+                pending.append((child, depth + 1))
+            elif kind is float:
+                if orjson.dumps(child) != float.__repr__(child).encode():
+                    return False
+            elif kind not in WHOLE_SCALARS:
+                return False
+        if size > PIECE_CHARS:
+            return False
+    return True
 
 
 def _members(
