@@ -169,7 +169,7 @@ def _whole_container(value: Any, depth: int) -> str | None:
     return text.replace("\n", _indent(depth)) if depth else text
 
 
-def _orjson_prints_as_json(value: dict[Any, Any] | list[Any]) -> bool:
+def _orjson_prints_as_json(value: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> bool:
     """Whether orjson's indented text of `value` is json.dumps's: only plain types,
     string keys, floats that orjson writes as repr does (not 1e-05), not too deep;
     and roughly one piece of text at most (the walk stops there)."""
