@@ -320,6 +320,87 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def test_upstream_gets_the_agents_headers_and_no_others() -> None:
+    """Sent off a raw socket, so no client library adds any: upstream sees the
+    agent's headers, repeated ones and their order kept, with only its own Host
+    and the body's length; no Accept, Accept-Encoding, User-Agent or Content-Type
+    the agent did not send (an added Accept-Encoding would get it a body
+    compressed that it never asked for)."""
+    seen: list[list[tuple[bytes, bytes]]] = []
+
+    async def answer(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        seen.append(list(scope["headers"]))
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    agents = [(b"x-trace", b"first"), (b"authorization", b"Bearer sk-h"), (b"x-trace", b"second")]
+    with AsgiUpstream(answer) as upstream, RunningProxy(upstream.url) as proxy:
+        port = int(proxy.url.rsplit(":", 1)[1])
+        head = b"".join(b"%s: %s\r\n" % pair for pair in agents)
+        request = b"POST /v1/x HTTP/1.1\r\nHost: agent\r\nContent-Length: 2\r\n%s\r\n{}" % head
+        with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as sock:
+            sock.sendall(request)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 204 ")
+        proxy.finished(1)
+    host = upstream.url.removeprefix("http://").encode()
+    assert sorted(seen[0]) == sorted([(b"host", host), (b"content-length", b"2"), *agents])
+    assert [pair for pair in seen[0] if pair in agents] == agents
+
+
+class CuttingUpstream:
+    """Answers each request with the head and `events` as chunks, then closes the
+    connection without the last chunk, all in one write: the cut arrives with the
+    bytes before it."""
+
+    def __init__(self, events: list[bytes]) -> None:
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        chunks = b"".join(b"%x\r\n%s\r\n" % (len(event), event) for event in events)
+        self.answer = head + b"transfer-encoding: chunked\r\n\r\n" + chunks
+        self.sock = bind("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):  # the test closed the socket
+            while True:
+                connection, _ = self.sock.accept()
+                with connection:
+                    received = b""
+                    while b"\r\n\r\n" not in received or not received.endswith(b"{}"):
+                        received += connection.recv(65536)
+                    connection.sendall(self.answer)
+
+
+def test_every_byte_before_an_upstream_cut_reaches_the_client() -> None:
+    """An upstream that closes mid-body with its last bytes in the same read: the
+    client gets those bytes, then the same cut, on every try (a client library
+    that drops what it holds once it sees the close loses them some of the time)."""
+    events = WEATHER.events[:3]
+    upstream = CuttingUpstream(events)
+    tries = 10
+    received: list[bytes] = []
+    with RunningProxy(upstream.url) as proxy:
+        for _ in range(tries):
+            data = b""
+            with (
+                pytest.raises(httpx.HTTPError),
+                client() as http,
+                http.stream("POST", proxy.url + "/v1/chat/completions", content=b"{}") as response,
+            ):
+                for chunk in response.iter_raw():
+                    data += chunk
+            received.append(data)
+        records = proxy.finished(tries)
+    upstream.sock.close()
+    assert received == [b"".join(events)] * tries
+    assert all(record.state == "truncated" for record in records)
+    assert [record.forwarded_bytes for record in records] == [len(b"".join(events))] * tries
+
+
 def test_an_upstream_that_is_down_gets_the_client_a_502_and_the_row_says_why() -> None:
     with RunningProxy(f"http://127.0.0.1:{free_port()}") as proxy:
         response, body = fetch(proxy.url + "/v1/chat/completions", content=b"{}")
