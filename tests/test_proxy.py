@@ -153,8 +153,10 @@ def test_a_listener_that_raises_changes_nothing_for_the_client(stub: StubServer)
 
 def test_a_blocked_consumer_does_not_hold_back_the_client() -> None:
     """The log's loop is stuck in a listener from the request's first change on,
-    while the stub only writes each event once the client has the one before: the
-    client still gets the whole stream, and the record catches up afterwards."""
+    while the stub only writes each event once the client has the one before (and
+    the second once the loop is stuck: a fast proxy could deliver the whole stream
+    before the request's first frame reached the log): the client still gets the
+    whole stream, and the record catches up afterwards."""
     release, blocked = threading.Event(), threading.Event()
     events = WEATHER.events
     ends = [sum(len(e) for e in events[: k + 1]) for k in range(len(events))]
@@ -168,6 +170,8 @@ def test_a_blocked_consumer_does_not_hold_back_the_client() -> None:
 
     def write_when_client_has_the_previous(k: int) -> None:
         if k > 0 and not client_has[k - 1].wait(10):
+            starved.append(k)
+        if k == 1 and not blocked.wait(10):
             starved.append(k)
 
     with (
@@ -399,6 +403,35 @@ def test_every_byte_before_an_upstream_cut_reaches_the_client() -> None:
     assert received == [b"".join(events)] * tries
     assert all(record.state == "truncated" for record in records)
     assert [record.forwarded_bytes for record in records] == [len(b"".join(events))] * tries
+
+
+def test_an_upstream_behind_the_environments_proxy_is_reached_through_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HTTP_PROXY names a proxy (here one that answers itself): the forwarder sends
+    the request there, for the upstream's host, as httpx does."""
+    asked: list[tuple[str, str]] = []
+
+    async def answer(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode()
+        asked.append((host, scope["path"]))
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"via the proxy"})
+
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with AsgiUpstream(answer) as environments_proxy:
+        monkeypatch.setenv("HTTP_PROXY", environments_proxy.url)
+        with RunningProxy("http://upstream.invalid:8080") as proxy:
+            response, body = fetch(proxy.url + "/v1/x", content=b"{}")
+            proxy.finished(1)
+    assert (response.status_code, body) == (200, b"via the proxy")
+    # The absolute form of the target: what a client asks of a proxy.
+    assert asked == [("upstream.invalid:8080", "http://upstream.invalid:8080/v1/x")]
 
 
 def test_an_upstream_that_is_down_gets_the_client_a_502_and_the_row_says_why() -> None:

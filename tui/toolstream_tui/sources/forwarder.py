@@ -41,6 +41,7 @@ from .proxy import (
     parse_upstream,
 )
 from .secrets import Redactor, secrets_in
+from .upstream import transport_for
 
 MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
 FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
@@ -609,7 +610,9 @@ class Forwarder:
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
         await self.feed.open(self.tap_fd)
         try:
-            async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
+            transport = transport_for(parse_upstream(config.upstream), config.max_header_bytes)
+            client = httpx.AsyncClient(timeout=timeout, limits=limits, transport=transport)
+            async with client:
                 self.app = ProxyApp(config, client, self.feed.put)
                 await self.server.serve(sockets=[self.sock])
         finally:

@@ -1,0 +1,349 @@
+"""How the proxy's forwarder reaches upstream: an httpx transport whose responses
+are parsed by llhttp (httptools, in C) instead of h11.
+
+A server that streams writes each SSE event as an HTTP chunk of its own, and
+h11 handles each in Python: ~9 us a chunk through httpx, so the forwarder spent
+0.2 s of CPU reading the stub's 6 MB stream, longer than the stub took to write
+it, and every client read the stream more slowly through the proxy than
+directly. llhttp hands over each chunk for a function call, and everything one
+read brought goes on as one piece.
+
+The forwarder keeps httpx's client, requests, responses, timeouts and errors (the
+ones the HTTP source describes); where the environment names a proxy for the
+upstream, it keeps httpx's own transport too. A request goes upstream as the agent
+sent it, written by h11. Every byte that arrived before a connection closed is
+handed over before the error that says so."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+import urllib.request
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+import h11
+import httptools
+import httpx
+
+KEEP_ALIVE_S = 5.0  # an idle connection is used again within this long (httpx's default)
+READ_AHEAD_BYTES = 256 * 1024  # held unread before upstream is asked to wait
+Key = tuple[bytes, bytes, int | None]  # scheme, host, port: what a connection reaches
+
+
+class HeadTooLarge(Exception):
+    pass
+
+
+class UpstreamConnection(asyncio.Protocol):
+    """One connection to upstream, one response at a time: its head, then its body
+    as pieces, each piece all that had arrived since the last one was taken."""
+
+    def __init__(self, key: Key, max_header_bytes: int) -> None:
+        self.key = key
+        self.max_header_bytes = max_header_bytes
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.closed_by_upstream = False
+        self.idle_since = 0.0
+        self._waiter: asyncio.Future[None] | None = None
+        self._start(b"GET")
+
+    def _start(self, method: bytes) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.method = method
+        self.status = 0
+        self.reason = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.head_bytes = 0
+        self.received = 0  # bytes of this response so far
+        self.head_complete = False
+        self.complete = False
+        self.keep_alive = False  # set at the message's end
+        self.error: httpx.TransportError | None = None
+        self.pieces: list[bytes] = []
+        self.size = 0
+        self.paused = False
+
+    # -- sending --
+
+    def send(self, request: httpx.Request, body: bytes) -> None:
+        """Writes `request`; the connection then waits for its response."""
+        self._start(request.method.encode("ascii"))
+        writer = h11.Connection(h11.CLIENT)
+        head = h11.Request(
+            method=request.method, target=request.url.raw_path, headers=request.headers.raw
+        )
+        data = writer.send(head) + (writer.send(h11.Data(data=body)) if body else b"")
+        if self.closed or self.transport is None:
+            self.error = httpx.RemoteProtocolError(
+                "Server disconnected without sending a response."
+            )
+            return
+        self.transport.write(data + writer.send(h11.EndOfMessage()))
+
+    # -- asyncio.Protocol --
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+
+    def data_received(self, data: bytes) -> None:
+        if self.complete or self.error is not None:
+            return  # past the response (or after a failure): nothing to give
+        self.received += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(httpx.RemoteProtocolError("upstream switched protocols"))
+        except httptools.HttpParserError as exc:
+            if isinstance(exc.__context__, HeadTooLarge):
+                why = f"upstream's response head is over {self.max_header_bytes} bytes"
+            else:
+                why = f"invalid response from upstream: {exc}"
+            self._fail(httpx.RemoteProtocolError(why))
+        self._wake()
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes itself; connection_lost says what it meant
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed_by_upstream = not self.closed
+        self.closed = True
+        if not (self.complete or self.error is not None):
+            if self.head_complete and exc is None and self._body_ends_at_close():
+                self.complete = True
+            elif exc is not None:
+                error = httpx.ReadError(str(exc) or type(exc).__name__)
+                error.__cause__ = exc
+                self.error = error
+            elif self.head_complete:
+                self.error = httpx.RemoteProtocolError(
+                    "peer closed connection without sending complete message body"
+                )
+            else:
+                self.error = httpx.RemoteProtocolError(
+                    "Server disconnected without sending a response."
+                )
+        self._wake()
+
+    # -- httptools' callbacks --
+
+    def on_status(self, reason: bytes) -> None:
+        self._count_head(reason)
+        self.reason += reason
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(name + value)
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if 100 <= status < 200 and status != 101:  # informational: the answer comes next
+            self.reason, self.headers = b"", []
+            return
+        self.status, self.head_complete = status, True
+        if self.method == b"HEAD":
+            self.complete = True  # llhttp would wait for the body its length announces
+
+    def on_body(self, body: bytes) -> None:
+        if self.complete:
+            return
+        self.pieces.append(body)
+        self.size += len(body)
+        if self.size > READ_AHEAD_BYTES and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+
+    def on_message_complete(self) -> None:
+        if self.head_complete:
+            self.complete = True
+            # Asked now: once the message is over, llhttp answers for the next one.
+            self.keep_alive = self.parser.should_keep_alive()
+
+    # -- reading --
+
+    async def head(self, timeout: float | None) -> None:
+        while not self.head_complete:
+            if self.error is not None:
+                raise self.error
+            await self._wait(timeout)
+
+    async def take(self, timeout: float | None) -> bytes | None:
+        """What arrived since the last take; None once the body is over."""
+        while not self.pieces:
+            if self.error is not None:
+                raise self.error
+            if self.complete:
+                return None
+            await self._wait(timeout)
+        data = b"".join(self.pieces) if len(self.pieces) > 1 else self.pieces[0]
+        self.pieces, self.size = [], 0
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        return data
+
+    @property
+    def reusable(self) -> bool:
+        return self.complete and not self.closed and self.error is None and self.keep_alive
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+        self.closed = True
+
+    def _count_head(self, data: bytes) -> None:
+        self.head_bytes += len(data) + 4
+        if self.head_bytes > self.max_header_bytes:
+            raise HeadTooLarge  # stops the parser, which raises what data_received reports
+
+    def _body_ends_at_close(self) -> bool:
+        """A body with neither a length nor chunks runs until the connection closes."""
+        names = {name.lower() for name, _ in self.headers}
+        return b"content-length" not in names and b"transfer-encoding" not in names
+
+    def _fail(self, error: httpx.TransportError) -> None:
+        self.error = error
+        self.close()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _wait(self, timeout: float | None) -> None:
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            async with asyncio.timeout(timeout):
+                await self._waiter
+        except TimeoutError:
+            raise httpx.ReadTimeout(f"no data from upstream for {timeout:g} s") from None
+
+
+class UpstreamBody(httpx.AsyncByteStream):
+    def __init__(
+        self, connection: UpstreamConnection, pool: UpstreamTransport, timeout: float | None
+    ) -> None:
+        self._connection = connection
+        self._pool = pool
+        self._timeout = timeout
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while (data := await self._connection.take(self._timeout)) is not None:
+            yield data
+
+    async def aclose(self) -> None:
+        self._pool.release(self._connection)
+
+
+def environment_proxy(url: httpx.URL) -> str | None:
+    """The proxy the environment names for `url` (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY,
+    less NO_PROXY), or None."""
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if proxy and not urllib.request.proxy_bypass_environment(url.host, proxies):
+        return proxy
+    return None
+
+
+def transport_for(upstream: httpx.URL, max_header_bytes: int) -> httpx.AsyncBaseTransport | None:
+    """This module's transport, or None (httpx's own) where the environment sends
+    requests to `upstream` through a proxy: httpx knows how to go through one."""
+    return None if environment_proxy(upstream) else UpstreamTransport(max_header_bytes)
+
+
+class UpstreamTransport(httpx.AsyncBaseTransport):
+    """Connections to upstream, used again while they are kept alive."""
+
+    def __init__(self, max_header_bytes: int) -> None:
+        self.max_header_bytes = max_header_bytes
+        self._idle: dict[Key, list[UpstreamConnection]] = {}
+        self._ssl: ssl.SSLContext | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        timeouts: dict[str, Any] = request.extensions.get("timeout", {})
+        url = request.url
+        key = (url.raw_scheme, url.raw_host, url.port)
+        body = await request.aread()
+        if (kept := self._idle_connection(key)) is not None:
+            try:
+                return await self._exchange(kept, request, body, timeouts)
+            except httpx.TransportError:
+                # Upstream may close a kept connection as the request goes out on it:
+                # one it closed with nothing back is tried once afresh, as browsers
+                # do (never one that timed out: upstream may be working on it).
+                if kept.received or not kept.closed_by_upstream:
+                    raise
+        connection = await self._connect(key, url, timeouts.get("connect"))
+        return await self._exchange(connection, request, body, timeouts)
+
+    async def _exchange(
+        self,
+        connection: UpstreamConnection,
+        request: httpx.Request,
+        body: bytes,
+        timeouts: dict[str, Any],
+    ) -> httpx.Response:
+        try:
+            connection.send(request, body)
+            await connection.head(timeouts.get("read"))
+        except h11.LocalProtocolError as exc:
+            connection.close()
+            raise httpx.LocalProtocolError(str(exc)) from exc
+        except BaseException:
+            connection.close()
+            raise
+        return httpx.Response(
+            status_code=connection.status,
+            headers=connection.headers,
+            stream=UpstreamBody(connection, self, timeouts.get("read")),
+            request=request,
+            extensions={"reason_phrase": connection.reason, "http_version": b"HTTP/1.1"},
+        )
+
+    def release(self, connection: UpstreamConnection) -> None:
+        """A response is over: its connection is kept for the next request, or closed."""
+        if not connection.reusable:
+            connection.close()
+            return
+        connection.idle_since = time.monotonic()
+        self._idle.setdefault(connection.key, []).append(connection)
+
+    def _idle_connection(self, key: Key) -> UpstreamConnection | None:
+        idle = self._idle.get(key, [])
+        while idle:
+            connection = idle.pop()
+            fresh = time.monotonic() - connection.idle_since < KEEP_ALIVE_S
+            if fresh and not connection.closed:
+                return connection
+            connection.close()
+        return None
+
+    async def _connect(self, key: Key, url: httpx.URL, timeout: float | None) -> UpstreamConnection:
+        tls = url.scheme == "https"
+        if tls and self._ssl is None:
+            self._ssl = httpx.create_ssl_context()
+        loop = asyncio.get_running_loop()
+        connection = UpstreamConnection(key, self.max_header_bytes)
+        port = url.port or (443 if tls else 80)
+        try:
+            async with asyncio.timeout(timeout):
+                await loop.create_connection(
+                    lambda: connection,
+                    url.host,
+                    port,
+                    ssl=self._ssl if tls else None,
+                    server_hostname=url.host if tls else None,
+                )
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"connect timeout after {timeout:g} s") from None
+        except OSError as exc:
+            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+        return connection
+
+    async def aclose(self) -> None:
+        for connections in self._idle.values():
+            for connection in connections:
+                connection.close()
+        self._idle.clear()
