@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,18 @@ from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy_log import NOT_JSON, Change, RequestRecord, model_of
 from toolstream_tui.sources import Limits, pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
-from toolstream_tui.sources.forwarder import HOP_BY_HOP, TAP_BATCH_BYTES, PipeFeed, UpstreamReads
+from toolstream_tui.sources.forwarder import (
+    HOP_BY_HOP,
+    TAP_BATCH_BYTES,
+    PipeFeed,
+    ProxyApp,
+    UpstreamReads,
+)
 from toolstream_tui.sources.proxy import (
     Exchange,
     FrameReader,
     Note,
+    ProxyConfig,
     TapEnd,
     bind,
     frame,
@@ -799,3 +806,61 @@ def test_loopback_addresses(host: str, loopback: bool) -> None:
 def test_unusable_upstreams_are_refused(upstream: str) -> None:
     with pytest.raises(ValueError, match="--upstream"):
         parse_upstream(upstream)
+
+
+async def test_requests_wait_their_turn_to_start_while_running_streams_go_on() -> None:
+    """With the starting requests held (as when many arrive at once and have used
+    up their slice of the loop), a running stream's next chunk still reaches its
+    client; the held request starts once released."""
+    second_event = asyncio.Event()
+    started: list[str] = []
+
+    class Events(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield b"data: 1\n\n"
+            await second_event.wait()
+            yield b"data: 2\n\n"
+
+    async def upstream(request: httpx.Request) -> httpx.Response:
+        started.append(request.url.path)
+        return httpx.Response(200, stream=Events())
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(upstream))
+    app = ProxyApp(ProxyConfig("http://upstream.test"), client, lambda *_: None)
+    received: dict[str, bytes] = {"/a": b"", "/b": b""}
+    arrived = asyncio.Event()
+
+    def call(path: str) -> asyncio.Task[None]:
+        requests = iter([{"type": "http.request", "body": b"{}", "more_body": False}])
+
+        async def receive() -> dict[str, Any]:
+            return next(requests, None) or await asyncio.Future()  # then: never leaves
+
+        async def send(message: dict[str, Any]) -> None:
+            received[path] += message.get("body", b"")
+            arrived.set()
+
+        scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode()}
+        return asyncio.create_task(
+            app({**scope, "query_string": b"", "headers": []}, receive, send)
+        )
+
+    async def until(condition: Any) -> None:
+        async with asyncio.timeout(WAIT_S):
+            while not condition():
+                arrived.clear()
+                await arrived.wait()
+
+    tasks = [call("/a")]
+    await until(lambda: received["/a"] == b"data: 1\n\n")
+    app.setups.hold(WAIT_S)
+    tasks.append(call("/b"))
+    second_event.set()
+    await until(lambda: received["/a"].endswith(b"data: 2\n\n"))
+    assert started == ["/a"]
+    app.setups.release()
+    await until(lambda: received["/b"] == b"data: 1\n\ndata: 2\n\n")
+    assert started == ["/a", "/b"]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -41,6 +41,7 @@ from .proxy import (
     parse_upstream,
 )
 from .secrets import Redactor, secrets_in
+from .turns import Turns
 from .upstream import transport_for
 
 MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
@@ -50,6 +51,7 @@ TAP_BATCH_S = 0.01  # the watcher's screen redraws far less often than this
 TAP_BATCH_BYTES = 256 * 1024
 STOP_POLL_S = 0.05  # how soon the main thread sees a signal or the watcher gone
 READ_AHEAD_BYTES = 1 << 20  # read from upstream while the client is slower, up to this
+SETUP_SLICE_S = 0.002  # of each pass of the loop, what starting requests may take
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -123,6 +125,10 @@ class ProxyApp:
         self._client = client
         self._feed = feed
         self._ids = itertools.count(1)
+        # Many requests at once (an agent's parallel calls) each cost far more to
+        # start than a chunk costs to forward: they take turns, so that the chunks
+        # of the streams already running go on between them.
+        self.setups = Turns(SETUP_SLICE_S)
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -245,6 +251,7 @@ class ProxyApp:
             exchange.method, exchange.url, headers=headers, content=exchange.body
         )
         try:
+            await self._setup_turn()
             response = await self._client.send(request, stream=True)
         except (httpx.HTTPError, OSError) as exc:
             await self._unreachable(exchange, exc, tap, send, elapsed)
@@ -255,6 +262,10 @@ class ProxyApp:
         finally:
             await response.aclose()
             tap.put(TapEnd(elapsed(), relay.forwarded))
+
+    async def _setup_turn(self) -> None:
+        if self.setups.due():
+            await self.setups.take()
 
     async def _unreachable(
         self, exchange: Exchange, exc: Exception, tap: Outlet, send: Send, elapsed: Stopwatch

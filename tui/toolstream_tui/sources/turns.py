@@ -1,5 +1,6 @@
-"""When the pumps may take the event loop while a screen answers a person. Only
-the apps use it: a headless run never imports asyncio for it."""
+"""When the pumps may take the event loop while a screen answers a person (the
+apps: a headless run never imports asyncio for it), and when the proxy's
+forwarder may start another request while streams are running."""
 
 from __future__ import annotations
 
