@@ -230,3 +230,17 @@ def test_httpx_keeps_the_way_upstream_where_the_environment_names_a_proxy(
         monkeypatch.setenv(name, value)
     transport = transport_for(httpx.URL("https://api.example.com"), HEAD_LIMIT)
     assert (transport is None) == proxied
+
+
+async def test_bytes_past_the_response_end_neither_fail_it_nor_are_kept(
+    client: httpx.AsyncClient,
+) -> None:
+    """The body its length announces is the response; what follows in the same
+    read is no answer to anything, and the connection is not used again."""
+    extra = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nextra"
+    answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok" + extra
+    upstream = Canned([answer, OK_BODY])
+    async with client:
+        assert await read(client, upstream.url) == (200, b"ok")
+        assert (await read(client, upstream.url))[1] == b"data: 1\n\ndata: 2\n\n"
+    assert upstream.connections == 2

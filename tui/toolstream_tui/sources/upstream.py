@@ -36,6 +36,10 @@ class HeadTooLarge(Exception):
     pass
 
 
+class PastTheResponse(Exception):
+    """Bytes after the response's end: not an answer to anything we asked."""
+
+
 class UpstreamConnection(asyncio.Protocol):
     """One connection to upstream, one response at a time: its head, then its body
     as pieces, each piece all that had arrived since the last one was taken."""
@@ -89,20 +93,29 @@ class UpstreamConnection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
-        if self.complete or self.error is not None:
-            return  # past the response (or after a failure): nothing to give
+        if self.complete:  # bytes nobody asked for: the connection is not to be trusted
+            self.keep_alive = False
+            self.close()
+            return
+        if self.error is not None:
+            return
         self.received += len(data)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail(httpx.RemoteProtocolError("upstream switched protocols"))
         except httptools.HttpParserError as exc:
-            if isinstance(exc.__context__, HeadTooLarge):
-                why = f"upstream's response head is over {self.max_header_bytes} bytes"
+            if self.complete:  # the response is whole; the connection is not to be trusted
+                self.keep_alive = False
+                self.close()
             else:
-                why = f"invalid response from upstream: {exc}"
-            self._fail(httpx.RemoteProtocolError(why))
+                self._fail(httpx.RemoteProtocolError(self._parse_failure(exc)))
         self._wake()
+
+    def _parse_failure(self, exc: httptools.HttpParserError) -> str:
+        if isinstance(exc.__context__, HeadTooLarge):
+            return f"upstream's response head is over {self.max_header_bytes} bytes"
+        return f"invalid response from upstream: {exc}"
 
     def eof_received(self) -> bool:
         return False  # the transport closes itself; connection_lost says what it meant
@@ -128,6 +141,10 @@ class UpstreamConnection(asyncio.Protocol):
         self._wake()
 
     # -- httptools' callbacks --
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            raise PastTheResponse  # stops the parser
 
     def on_status(self, reason: bytes) -> None:
         self._count_head(reason)
@@ -172,10 +189,10 @@ class UpstreamConnection(asyncio.Protocol):
     async def take(self, timeout: float | None) -> bytes | None:
         """What arrived since the last take; None once the body is over."""
         while not self.pieces:
-            if self.error is not None:
-                raise self.error
             if self.complete:
                 return None
+            if self.error is not None:
+                raise self.error
             await self._wait(timeout)
         data = b"".join(self.pieces) if len(self.pieces) > 1 else self.pieces[0]
         self.pieces, self.size = [], 0
@@ -186,7 +203,9 @@ class UpstreamConnection(asyncio.Protocol):
 
     @property
     def reusable(self) -> bool:
-        return self.complete and not self.closed and self.error is None and self.keep_alive
+        # After HEAD, llhttp still waits for the body the head announced.
+        head_only = self.method == b"HEAD"
+        return self.complete and self.keep_alive and not (self.closed or head_only or self.error)
 
     def close(self) -> None:
         if self.transport is not None:
