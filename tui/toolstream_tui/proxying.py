@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .cli import UsageError, add_limit_options, fail_on_kinds, limits_of, lint_failures
-from .command_line import missing_terminal, tune_garbage_collector
+from .command_line import missing_terminal, prepare_descriptor_table, tune_garbage_collector
 from .core.detect import DIALECTS
 from .core.report import printable_json
 from .core.visible import inert
@@ -345,5 +345,6 @@ def main_proxy(argv: Sequence[str]) -> int:
         record_dir=args.record_dir,
         tapes=not args.headless,
     )
+    prepare_descriptor_table()  # before the event loop or the app start threads
     run = run_headless if args.headless else run_request_list
     return asyncio.run(run(config, log, fail_on, args.exit_after))

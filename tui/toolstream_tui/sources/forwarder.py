@@ -28,7 +28,7 @@ import httpx
 import uvicorn
 import uvloop
 
-from ..command_line import tune_garbage_collector
+from ..command_line import prepare_descriptor_table, tune_garbage_collector
 from .base import BodyChunk, ResponseHead, Stopwatch, TransportError
 from .http import HttpRequest, describe_transport_error
 from .proxy import (
@@ -678,6 +678,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     quiet_uvicorn_logging()
     tune_garbage_collector()
+    prepare_descriptor_table()  # before Forwarder.run starts its threads
     config = ProxyConfig(**json.loads(args.config))
     sock = socket.socket(fileno=args.listen_fd)
     try:
