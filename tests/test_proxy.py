@@ -825,8 +825,10 @@ async def test_requests_wait_their_turn_to_start_while_running_streams_go_on() -
         started.append(request.url.path)
         return httpx.Response(200, stream=Events())
 
-    client = httpx.AsyncClient(transport=httpx.MockTransport(upstream))
-    app = ProxyApp(ProxyConfig("http://upstream.test"), client, lambda *_: None)
+    def ignore_tap(request_id: int, item: object) -> None:
+        pass
+
+    app = ProxyApp(ProxyConfig("http://upstream.test"), httpx.MockTransport(upstream), ignore_tap)
     received: dict[str, bytes] = {"/a": b"", "/b": b""}
     arrived = asyncio.Event()
 

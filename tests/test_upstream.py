@@ -229,7 +229,8 @@ def test_httpx_keeps_the_way_upstream_where_the_environment_names_a_proxy(
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     transport = transport_for(httpx.URL("https://api.example.com"), HEAD_LIMIT)
-    assert (transport is None) == proxied
+    assert isinstance(transport, httpx.AsyncHTTPTransport) == proxied
+    assert isinstance(transport, UpstreamTransport) != proxied
 
 
 async def test_bytes_past_the_response_end_neither_fail_it_nor_are_kept(

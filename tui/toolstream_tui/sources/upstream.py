@@ -8,8 +8,8 @@ it, and every client read the stream more slowly through the proxy than
 directly. llhttp hands over each chunk for a function call, and everything one
 read brought goes on as one piece.
 
-The forwarder keeps httpx's client, requests, responses, timeouts and errors (the
-ones the HTTP source describes); where the environment names a proxy for the
+The forwarder keeps httpx's requests, responses, timeouts and errors (the ones
+the HTTP source describes); where the environment names a proxy for the
 upstream, it keeps httpx's own transport too. A request goes upstream as the agent
 sent it, written by h11. Every byte that arrived before a connection closed is
 handed over before the error that says so."""
@@ -266,10 +266,14 @@ def environment_proxy(url: httpx.URL) -> str | None:
     return None
 
 
-def transport_for(upstream: httpx.URL, max_header_bytes: int) -> httpx.AsyncBaseTransport | None:
-    """This module's transport, or None (httpx's own) where the environment sends
-    requests to `upstream` through a proxy: httpx knows how to go through one."""
-    return None if environment_proxy(upstream) else UpstreamTransport(max_header_bytes)
+def transport_for(upstream: httpx.URL, max_header_bytes: int) -> httpx.AsyncBaseTransport:
+    """This module's transport, or httpx's own where the environment sends requests
+    to `upstream` through a proxy: httpx knows how to go through one."""
+    proxy = environment_proxy(upstream)
+    if proxy is None:
+        return UpstreamTransport(max_header_bytes)
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+    return httpx.AsyncHTTPTransport(proxy=proxy, limits=limits)
 
 
 class UpstreamTransport(httpx.AsyncBaseTransport):
