@@ -1,10 +1,12 @@
 """What the proxy's tests share: a proxy whose request log runs on an event loop of
-its own (as a UI's would), and a client transport that keeps every byte the SDKs
-read."""
+its own (as a UI's would), upstreams of the tests' own making, and a client
+transport that keeps every byte the SDKs read."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -112,6 +114,52 @@ class AsgiUpstream:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = self.server.force_exit = True
         self._thread.join(WAIT_S)
+
+
+def chunked_answer(*pieces: bytes) -> bytes:
+    """A streamed response's head and `pieces` as HTTP chunks, without the empty
+    last chunk: add it to end the response, or leave it off to cut it."""
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+    return head + b"\r\n" + b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces)
+
+
+class CannedUpstream:
+    """An upstream of raw bytes on 127.0.0.1, for what no HTTP server library
+    would send: answers the requests on each connection with the next of
+    `answers`, in order; `close` after an answer closes that connection. Keeps
+    each request's head."""
+
+    def __init__(self, answers: list[bytes], close: bool = False) -> None:
+        self.answers = list(answers)
+        self.close = close
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self.sock = bind("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):  # the test closed the socket
+            while True:
+                connection, _ = self.sock.accept()
+                self.connections += 1
+                threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        """Until the client closes (or `close`): a silent upstream once out of answers."""
+        with connection, contextlib.suppress(OSError):
+            received = b""
+            while True:
+                while b"\r\n\r\n" not in received:
+                    if not (data := connection.recv(65536)):
+                        return
+                    received += data
+                head, _, received = received.partition(b"\r\n\r\n")
+                self.requests.append(head)
+                if self.answers:
+                    connection.sendall(self.answers.pop(0))
+                if self.close:
+                    return
 
 
 # -- what an SDK read, byte for byte ------------------------------------------------

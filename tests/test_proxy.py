@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from proxying import WAIT_S, AsgiUpstream, RunningProxy
+from proxying import WAIT_S, AsgiUpstream, CannedUpstream, RunningProxy, chunked_answer
 from streaming import assert_close_timing, untimed
 
 from toolstream_stubs import StubServer, load_scenario
@@ -362,37 +362,14 @@ def test_upstream_gets_the_agents_headers_and_no_others() -> None:
     assert [pair for pair in seen[0] if pair in agents] == agents
 
 
-class CuttingUpstream:
-    """Answers each request with the head and `events` as chunks, then closes the
-    connection without the last chunk, all in one write: the cut arrives with the
-    bytes before it."""
-
-    def __init__(self, events: list[bytes]) -> None:
-        head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-        chunks = b"".join(b"%x\r\n%s\r\n" % (len(event), event) for event in events)
-        self.answer = head + b"transfer-encoding: chunked\r\n\r\n" + chunks
-        self.sock = bind("127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        with contextlib.suppress(OSError):  # the test closed the socket
-            while True:
-                connection, _ = self.sock.accept()
-                with connection:
-                    received = b""
-                    while b"\r\n\r\n" not in received or not received.endswith(b"{}"):
-                        received += connection.recv(65536)
-                    connection.sendall(self.answer)
-
-
 def test_every_byte_before_an_upstream_cut_reaches_the_client() -> None:
     """An upstream that closes mid-body with its last bytes in the same read: the
     client gets those bytes, then the same cut, on every try (a client library
     that drops what it holds once it sees the close loses them some of the time)."""
     events = WEATHER.events[:3]
-    upstream = CuttingUpstream(events)
     tries = 10
+    # Each answer in one write, the connection closed after it, no last chunk.
+    upstream = CannedUpstream([chunked_answer(*events)] * tries, close=True)
     received: list[bytes] = []
     with RunningProxy(upstream.url) as proxy:
         for _ in range(tries):

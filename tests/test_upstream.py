@@ -5,64 +5,20 @@ arrived before a failure is handed over before it."""
 
 from __future__ import annotations
 
-import contextlib
 import socket
-import threading
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from proxying import CannedUpstream, chunked_answer
 
-from toolstream_tui.sources.proxy import bind
 from toolstream_tui.sources.upstream import READ_AHEAD_BYTES, UpstreamTransport, transport_for
 
 WAIT_S = 10.0
 HEAD_LIMIT = 4096
 
 
-def chunked(*pieces: bytes) -> bytes:
-    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
-    return head + b"\r\n" + b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces)
-
-
-OK_BODY = chunked(b"data: 1\n\n", b"data: 2\n\n") + b"0\r\n\r\n"
-
-
-class Canned:
-    """Answers the requests on each connection with the next of `answers`, in
-    order; `close` after an answer closes that connection. Keeps what it read."""
-
-    def __init__(self, answers: list[bytes], close: bool = False) -> None:
-        self.answers = list(answers)
-        self.close = close
-        self.connections = 0
-        self.requests: list[bytes] = []
-        self.sock = bind("127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        with contextlib.suppress(OSError):  # the test closed the socket
-            while True:
-                connection, _ = self.sock.accept()
-                self.connections += 1
-                threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
-
-    def _answer(self, connection: socket.socket) -> None:
-        """Until the client closes (or `close`): a silent upstream once out of answers."""
-        with connection, contextlib.suppress(OSError):
-            received = b""
-            while True:
-                while b"\r\n\r\n" not in received:
-                    if not (data := connection.recv(65536)):
-                        return
-                    received += data
-                head, _, received = received.partition(b"\r\n\r\n")
-                self.requests.append(head)
-                if self.answers:
-                    connection.sendall(self.answers.pop(0))
-                if self.close:
-                    return
+OK_BODY = chunked_answer(b"data: 1\n\n", b"data: 2\n\n") + b"0\r\n\r\n"
 
 
 @pytest.fixture
@@ -77,7 +33,7 @@ async def read(client: httpx.AsyncClient, url: str, method: str = "GET") -> tupl
 
 
 async def test_a_kept_alive_connection_is_used_again(client: httpx.AsyncClient) -> None:
-    upstream = Canned([OK_BODY, OK_BODY])
+    upstream = CannedUpstream([OK_BODY, OK_BODY])
     async with client:
         first = await read(client, upstream.url + "/a")
         second = await read(client, upstream.url + "/b")
@@ -90,7 +46,7 @@ async def test_a_kept_alive_connection_is_used_again(client: httpx.AsyncClient) 
 
 
 async def test_a_connection_upstream_closed_is_not_used_again(client: httpx.AsyncClient) -> None:
-    upstream = Canned([OK_BODY, OK_BODY], close=True)
+    upstream = CannedUpstream([OK_BODY, OK_BODY], close=True)
     async with client:
         assert (await read(client, upstream.url + "/a"))[0] == 200
         assert (await read(client, upstream.url + "/b"))[0] == 200
@@ -99,7 +55,7 @@ async def test_a_connection_upstream_closed_is_not_used_again(client: httpx.Asyn
 
 async def test_a_request_that_timed_out_on_a_kept_connection_is_not_sent_again() -> None:
     """Upstream may be working on it: only a connection it closed is tried afresh."""
-    upstream = Canned([OK_BODY])  # then silent
+    upstream = CannedUpstream([OK_BODY])  # then silent
     client = httpx.AsyncClient(transport=UpstreamTransport(HEAD_LIMIT), timeout=0.2)
     async with client:
         assert (await read(client, upstream.url + "/a"))[0] == 200
@@ -111,7 +67,7 @@ async def test_a_request_that_timed_out_on_a_kept_connection_is_not_sent_again()
 async def test_a_head_response_ends_with_its_head(client: httpx.AsyncClient) -> None:
     """Its Content-Length tells the size of a body that never comes."""
     answer = b"HTTP/1.1 200 OK\r\ncontent-length: 1234\r\n\r\n"
-    upstream = Canned([answer, OK_BODY])
+    upstream = CannedUpstream([answer, OK_BODY])
     async with client:
         assert await read(client, upstream.url, method="HEAD") == (200, b"")
         assert (await read(client, upstream.url))[1] == b"data: 1\n\ndata: 2\n\n"
@@ -120,7 +76,7 @@ async def test_a_head_response_ends_with_its_head(client: httpx.AsyncClient) -> 
 
 @pytest.mark.parametrize("status", [204, 304])
 async def test_statuses_without_a_body(client: httpx.AsyncClient, status: int) -> None:
-    upstream = Canned([b"HTTP/1.1 %d Nothing\r\n\r\n" % status])
+    upstream = CannedUpstream([b"HTTP/1.1 %d Nothing\r\n\r\n" % status])
     async with client, client.stream("GET", upstream.url) as response:
         assert response.status_code == status and response.reason_phrase == "Nothing"
         assert [piece async for piece in response.aiter_raw()] == []
@@ -129,14 +85,16 @@ async def test_statuses_without_a_body(client: httpx.AsyncClient, status: int) -
 async def test_a_body_without_length_or_chunks_ends_when_upstream_closes(
     client: httpx.AsyncClient,
 ) -> None:
-    upstream = Canned([b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nall of it"], close=True)
+    upstream = CannedUpstream(
+        [b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nall of it"], close=True
+    )
     async with client:
         assert await read(client, upstream.url) == (200, b"all of it")
 
 
 async def test_informational_answers_are_skipped(client: httpx.AsyncClient) -> None:
     early = b"HTTP/1.1 103 Early Hints\r\nlink: </a>; rel=preload\r\n\r\n"
-    upstream = Canned([early + OK_BODY])
+    upstream = CannedUpstream([early + OK_BODY])
     async with client, client.stream("GET", upstream.url) as response:
         assert response.status_code == 200 and "link" not in response.headers
         assert b"".join([piece async for piece in response.aiter_raw()]).endswith(b"2\n\n")
@@ -144,7 +102,7 @@ async def test_informational_answers_are_skipped(client: httpx.AsyncClient) -> N
 
 async def test_headers_come_as_upstream_wrote_them(client: httpx.AsyncClient) -> None:
     answer = b"HTTP/1.1 201 Made Here\r\nX-Case: A\r\nset-cookie: a=1\r\nset-cookie: b=2\r\n"
-    upstream = Canned([answer + b"content-length: 2\r\n\r\nok"])
+    upstream = CannedUpstream([answer + b"content-length: 2\r\n\r\nok"])
     async with client, client.stream("GET", upstream.url) as response:
         assert response.reason_phrase == "Made Here"
         assert response.headers.raw[:3] == [
@@ -156,7 +114,7 @@ async def test_headers_come_as_upstream_wrote_them(client: httpx.AsyncClient) ->
 
 
 async def test_bytes_before_a_cut_come_before_the_error(client: httpx.AsyncClient) -> None:
-    upstream = Canned([chunked(b"data: 1\n\n", b"data: 2\n\n")], close=True)
+    upstream = CannedUpstream([chunked_answer(b"data: 1\n\n", b"data: 2\n\n")], close=True)
     pieces: list[bytes] = []
     async with client:
         with pytest.raises(httpx.RemoteProtocolError, match="without sending complete"):
@@ -169,7 +127,7 @@ async def test_bytes_before_a_cut_come_before_the_error(client: httpx.AsyncClien
 async def test_a_response_that_is_not_http_is_a_protocol_error(
     client: httpx.AsyncClient,
 ) -> None:
-    upstream = Canned([b"SSH-2.0-OpenSSH_9.6\r\n\r\n"])
+    upstream = CannedUpstream([b"SSH-2.0-OpenSSH_9.6\r\n\r\n"])
     async with client:
         with pytest.raises(httpx.RemoteProtocolError, match="invalid response"):
             await read(client, upstream.url)
@@ -177,14 +135,14 @@ async def test_a_response_that_is_not_http_is_a_protocol_error(
 
 async def test_a_response_head_past_the_limit_is_refused(client: httpx.AsyncClient) -> None:
     huge = b"x-pad: " + b"p" * HEAD_LIMIT + b"\r\n"
-    upstream = Canned([b"HTTP/1.1 200 OK\r\n" + huge + b"content-length: 0\r\n\r\n"])
+    upstream = CannedUpstream([b"HTTP/1.1 200 OK\r\n" + huge + b"content-length: 0\r\n\r\n"])
     async with client:
         with pytest.raises(httpx.RemoteProtocolError, match=f"over {HEAD_LIMIT} bytes"):
             await read(client, upstream.url)
 
 
 async def test_a_silent_upstream_times_out() -> None:
-    upstream = Canned([b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"])
+    upstream = CannedUpstream([b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"])
     client = httpx.AsyncClient(transport=UpstreamTransport(HEAD_LIMIT), timeout=0.2)
     async with client:
         with pytest.raises(httpx.ReadTimeout):
@@ -204,7 +162,7 @@ async def test_a_refused_connection_is_a_connect_error(client: httpx.AsyncClient
 async def test_a_body_bigger_than_the_read_ahead_arrives_whole(client: httpx.AsyncClient) -> None:
     """Upstream is asked to wait each time more than the read-ahead is held."""
     pieces = [bytes([65 + k % 26]) * 65536 for k in range(3 * READ_AHEAD_BYTES // 65536)]
-    upstream = Canned([chunked(*pieces) + b"0\r\n\r\n"])
+    upstream = CannedUpstream([chunked_answer(*pieces) + b"0\r\n\r\n"])
     async with client:
         status, body = await read(client, upstream.url)
     assert status == 200 and body == b"".join(pieces)
@@ -240,7 +198,7 @@ async def test_bytes_past_the_response_end_neither_fail_it_nor_are_kept(
     read is no answer to anything, and the connection is not used again."""
     extra = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nextra"
     answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok" + extra
-    upstream = Canned([answer, OK_BODY])
+    upstream = CannedUpstream([answer, OK_BODY])
     async with client:
         assert await read(client, upstream.url) == (200, b"ok")
         assert (await read(client, upstream.url))[1] == b"data: 1\n\ndata: 2\n\n"
