@@ -266,7 +266,7 @@ class ProxyApp:
             extensions={"timeout": self._timeout},
         )
         try:
-            await self._setup_turn()
+            await self.setups.take()  # at once while the slice lasts
             response = await self._transport.handle_async_request(request)
             response.request = request
         except (httpx.HTTPError, OSError) as exc:
@@ -278,10 +278,6 @@ class ProxyApp:
         finally:
             await response.aclose()
             tap.put(TapEnd(elapsed(), relay.forwarded))
-
-    async def _setup_turn(self) -> None:
-        if self.setups.due():
-            await self.setups.take()
 
     async def _unreachable(
         self, exchange: Exchange, exc: Exception, tap: Outlet, send: Send, elapsed: Stopwatch
