@@ -30,8 +30,10 @@ from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, Tran
 from toolstream_tui.sources.forwarder import (
     HOP_BY_HOP,
     TAP_BATCH_BYTES,
+    Outlet,
     PipeFeed,
     ProxyApp,
+    Relay,
     UpstreamReads,
 )
 from toolstream_tui.sources.proxy import (
@@ -47,6 +49,7 @@ from toolstream_tui.sources.proxy import (
 )
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
+from toolstream_tui.sources.upstream import UpstreamBody, UpstreamConnection, UpstreamTransport
 
 WEATHER = load_scenario("weather")
 
@@ -727,16 +730,16 @@ class PiecesBody(httpx.AsyncByteStream):
 
 async def test_the_relay_forwards_what_one_read_brought_in_one_write() -> None:
     body = PiecesBody([b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"])
-    clock = iter([10.0, 12.5]).__next__  # started at 10 s, the first piece read at 12.5 s
-    reads = UpstreamReads(httpx.Response(200, stream=body), Stopwatch(clock))
-    assert await reads.take() == (b"data: 1\n\ndata: 2\n\ndata: 3\n\n", 2.5)
+    clock = iter([12.5, 13.0]).__next__  # the first piece read at 12.5 s
+    reads = UpstreamReads(httpx.Response(200, stream=body), clock)
+    assert await reads.take() == (b"data: 1\n\ndata: 2\n\ndata: 3\n\n", 12.5)
     assert await reads.take() is None
 
 
 async def test_the_relay_forwards_every_byte_before_the_upstream_failure() -> None:
     failure = httpx.RemoteProtocolError("peer closed connection")
     body = PiecesBody([b"data: 1\n\n", b"data: 2"], failure)
-    reads = UpstreamReads(httpx.Response(200, stream=body), Stopwatch())
+    reads = UpstreamReads(httpx.Response(200, stream=body))
     batch = await reads.take()
     assert batch is not None and batch[0] == b"data: 1\n\ndata: 2"
     with pytest.raises(httpx.RemoteProtocolError):
@@ -745,7 +748,7 @@ async def test_the_relay_forwards_every_byte_before_the_upstream_failure() -> No
 
 async def test_the_relay_reads_ahead_of_a_slow_client_only_so_far() -> None:
     body = PiecesBody([b"x" * 6] * 5)
-    reads = UpstreamReads(httpx.Response(200, stream=body), Stopwatch(), limit=10)
+    reads = UpstreamReads(httpx.Response(200, stream=body), limit=10)
     batch = await reads.take()
     assert batch is not None and batch[0] == b"x" * 12
     assert body.pulled == 2  # the reader waited at its limit for the batch to be taken
@@ -753,7 +756,40 @@ async def test_the_relay_reads_ahead_of_a_slow_client_only_so_far() -> None:
     while (batch := await reads.take()) is not None:
         rest += batch[0]
     assert rest == b"x" * 18
-    await reads.close()
+    await reads.stop()
+
+
+async def test_what_came_with_the_head_goes_on_in_the_same_turn_of_the_loop() -> None:
+    """While 64 requests start at once, each turn of the loop is long: the first
+    event, which arrives with the head, must not wait for another."""
+    elapsed = Stopwatch()
+    connection = UpstreamConnection((b"http", b"upstream", 80), 65536)
+    connection.data_received(chunked_answer(b"data: 1\n\n", b""))  # and its end
+    response = httpx.Response(200, stream=UpstreamBody(connection, UpstreamTransport(65536), None))
+    assert connection.complete  # nothing left to wait for upstream
+    relay_started = elapsed()
+    turns: list[str] = []
+    asyncio.get_running_loop().call_soon(turns.append, "the loop's next turn")
+    sent: list[tuple[str, bytes, list[str]]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append((message["type"], message.get("body", b""), list(turns)))
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()
+        return {}
+
+    items: list[Any] = []
+    tap = Outlet(1, lambda _, item: items.append(item))
+    exchange = Exchange("POST", "/v1/x", "http://upstream/v1/x", {}, b"{}", 0.0, 0.0)
+    await Relay(response, send, tap, elapsed, None, exchange).run(receive)
+    assert sent[:2] == [
+        ("http.response.start", b"", []),
+        ("http.response.body", b"data: 1\n\n", []),
+    ]
+    chunks = [item for item in items if isinstance(item, BodyChunk)]
+    assert [chunk.data for chunk in chunks] == [b"data: 1\n\n"]
+    assert chunks[0].t < relay_started  # when it arrived, not when it went on
 
 
 # -- arguments -----------------------------------------------------------------------

@@ -82,3 +82,7 @@ class Stopwatch:
 
     def __call__(self) -> float:
         return self._clock() - self._start
+
+    def at(self, reading: float) -> float:
+        """Seconds from the start to an earlier reading of the same clock."""
+        return reading - self._start

@@ -22,14 +22,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import uvicorn
 import uvloop
 
 from ..command_line import prepare_descriptor_table, tune_garbage_collector
-from .base import BodyChunk, ResponseHead, Stopwatch, TransportError
+from .base import BodyChunk, Clock, ResponseHead, Stopwatch, TransportError
 from .http import HttpRequest, describe_transport_error
 from .proxy import (
     Exchange,
@@ -42,7 +42,7 @@ from .proxy import (
 )
 from .secrets import Redactor, secrets_in
 from .turns import Turns
-from .upstream import transport_for
+from .upstream import UpstreamBody, transport_for
 
 MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
 FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
@@ -341,7 +341,19 @@ class Relay:
         self.complete = False
 
     async def run(self, receive: Receive) -> None:
-        copying = asyncio.ensure_future(self._copy())
+        reads = batches_of(self.response)
+        try:
+            await self._start()
+            # What came with the head goes on now, not a turn of the loop later:
+            # while many requests start at once, each turn is long.
+            if (batch := reads.held()) is not None:
+                await self._pass_on(batch)
+            await self._copy_until_the_client_leaves(reads, receive)
+        finally:
+            await reads.stop()
+
+    async def _copy_until_the_client_leaves(self, reads: Batches, receive: Receive) -> None:
+        copying = asyncio.ensure_future(self._copy(reads))
         watching = asyncio.ensure_future(self._client_left(receive))
         done, _ = await asyncio.wait({copying, watching}, return_when=asyncio.FIRST_COMPLETED)
         if copying in done:
@@ -365,7 +377,7 @@ class Relay:
         if self.complete:
             await asyncio.Event().wait()  # the response ended normally: wait to be cancelled
 
-    async def _copy(self) -> None:
+    async def _start(self) -> None:
         response = self.response
         head = [
             (name.decode("latin-1").lower(), value.decode("latin-1"))
@@ -390,22 +402,24 @@ class Relay:
                 ],
             }
         )
-        reads = UpstreamReads(response, self.elapsed)
+
+    async def _copy(self, reads: Batches) -> None:
         try:
             while (batch := await reads.take()) is not None:
-                data, t = batch
-                await self.send({"type": "http.response.body", "body": data, "more_body": True})
-                self.forwarded += len(data)
-                self.tap.put(BodyChunk(data, t))
+                await self._pass_on(batch)
         except (httpx.HTTPError, OSError) as exc:
             # Returning without completing the response makes uvicorn close the
             # connection: the client sees the same cut the proxy saw.
             self.tap.put(TransportError(self._describe(exc), self.elapsed()))
             return
-        finally:
-            await reads.close()
         self.complete = True
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _pass_on(self, batch: tuple[bytes, float]) -> None:
+        data, arrived = batch
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+        self.forwarded += len(data)
+        self.tap.put(BodyChunk(data, self.elapsed.at(arrived)))
 
     def _describe(self, exc: Exception) -> str:
         if isinstance(exc, httpx.ReadTimeout) and self.idle_timeout is not None:
@@ -419,23 +433,48 @@ class Relay:
         )
 
 
+class Batches(Protocol):
+    """A response's body as the relay takes it: all that arrived since the last
+    take, in one piece, with the moment (time.monotonic) its first byte came.
+    httpx yields one piece per HTTP chunk, and a server that writes each SSE event
+    as a chunk puts hundreds in one socket read; forwarding each on its own cost a
+    client write, a tap frame and the h11 work of both (the proxy read the stub at
+    --speed 0 at a quarter of the direct speed). What one read brought goes on in
+    one write, and nothing waits for more: a batch is what had arrived when the
+    relay was free."""
+
+    def held(self) -> tuple[bytes, float] | None:
+        """What has arrived and not been taken, without waiting; None if nothing."""
+
+    async def take(self) -> tuple[bytes, float] | None:
+        """Waits for a batch; None once the body is over. Raises what ended the
+        reading, if it failed, after the bytes that came before it."""
+
+    async def stop(self) -> None:
+        """Stop reading ahead (the relay is over), before the response is closed."""
+
+
+def batches_of(response: httpx.Response) -> Batches:
+    """The forwarder's own transport holds what arrives on the connection, taken
+    straight from it: a task reading ahead in between cost every chunk one more
+    turn of the loop. A body from httpx's transport (through an environment
+    proxy) is read ahead by a task."""
+    if isinstance(response.stream, UpstreamBody):
+        return response.stream
+    return UpstreamReads(response)
+
+
 class UpstreamReads:
-    """A response's body as a task of its own reads it, handed on in batches: all
-    that arrived since the last `take`, in one piece. httpx yields one piece per
-    HTTP chunk, and a server that writes each SSE event as a chunk puts hundreds
-    in one socket read; forwarding each on its own cost a client write, a tap
-    frame and the h11 work of both (the proxy read the stub at --speed 0 at a
-    quarter of the direct speed). What one read brought goes on in one write, and
-    nothing waits for more: a batch is what had arrived when the relay was free."""
+    """`Batches` of any httpx response, read by a task of its own."""
 
     def __init__(
-        self, response: httpx.Response, elapsed: Stopwatch, limit: int = READ_AHEAD_BYTES
+        self, response: httpx.Response, clock: Clock = time.monotonic, limit: int = READ_AHEAD_BYTES
     ) -> None:
-        self._elapsed = elapsed
+        self._clock = clock
         self._limit = limit
         self._pieces: list[bytes] = []
         self._size = 0
-        self._first_t = 0.0  # when the oldest byte held arrived
+        self._first_arrived = 0.0
         self._arrived = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
@@ -447,7 +486,7 @@ class UpstreamReads:
         try:
             async for piece in response.aiter_raw():
                 if not self._pieces:
-                    self._first_t = self._elapsed()
+                    self._first_arrived = self._clock()
                 self._pieces.append(piece)
                 self._size += len(piece)
                 self._arrived.set()
@@ -460,9 +499,15 @@ class UpstreamReads:
             self._over = True
             self._arrived.set()
 
+    def held(self) -> tuple[bytes, float] | None:
+        if not self._pieces:
+            return None
+        data = b"".join(self._pieces)
+        self._pieces, self._size = [], 0
+        self._room.set()
+        return data, self._first_arrived
+
     async def take(self) -> tuple[bytes, float] | None:
-        """The bytes read since the last take and when the first of them arrived;
-        None once the body is over. Raises what ended the reading, if it failed."""
         while not self._pieces:
             if self._over:
                 if self._error is not None:
@@ -470,13 +515,9 @@ class UpstreamReads:
                 return None
             self._arrived.clear()
             await self._arrived.wait()
-        data = b"".join(self._pieces)
-        self._pieces, self._size = [], 0
-        self._room.set()
-        return data, self._first_t
+        return self.held()
 
-    async def close(self) -> None:
-        """Stop reading (the relay is over), before the response is closed."""
+    async def stop(self) -> None:
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
 

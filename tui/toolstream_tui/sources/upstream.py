@@ -68,6 +68,7 @@ class UpstreamConnection(asyncio.Protocol):
         self.error: httpx.TransportError | None = None
         self.pieces: list[bytes] = []
         self.size = 0
+        self.held_since = 0.0  # when the oldest piece held arrived (time.monotonic)
         self.paused = False
 
     # -- sending --
@@ -166,6 +167,8 @@ class UpstreamConnection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         if self.complete:
             return
+        if not self.pieces:
+            self.held_since = time.monotonic()
         self.pieces.append(body)
         self.size += len(body)
         if self.size > READ_AHEAD_BYTES and not self.paused and self.transport is not None:
@@ -186,20 +189,27 @@ class UpstreamConnection(asyncio.Protocol):
                 raise self.error
             await self._wait(timeout)
 
-    async def take(self, timeout: float | None) -> bytes | None:
-        """What arrived since the last take; None once the body is over."""
+    async def take(self, timeout: float | None) -> tuple[bytes, float] | None:
+        """What arrived since the last take and when its first byte came; None once
+        the body is over."""
         while not self.pieces:
             if self.complete:
                 return None
             if self.error is not None:
                 raise self.error
             await self._wait(timeout)
+        return self.take_held()
+
+    def take_held(self) -> tuple[bytes, float] | None:
+        """Like `take`, without waiting: None when nothing is held."""
+        if not self.pieces:
+            return None
         data = b"".join(self.pieces) if len(self.pieces) > 1 else self.pieces[0]
         self.pieces, self.size = [], 0
         if self.paused and self.transport is not None:
             self.paused = False
             self.transport.resume_reading()
-        return data
+        return data, self.held_since
 
     @property
     def reusable(self) -> bool:
@@ -241,6 +251,10 @@ class UpstreamConnection(asyncio.Protocol):
 
 
 class UpstreamBody(httpx.AsyncByteStream):
+    """A response's body, read as httpx reads one, or batch by batch with when each
+    batch's first byte arrived (the forwarder's way: the connection holds what
+    arrives, up to READ_AHEAD_BYTES, so nothing else needs to read ahead)."""
+
     def __init__(
         self, connection: UpstreamConnection, pool: UpstreamTransport, timeout: float | None
     ) -> None:
@@ -249,8 +263,20 @@ class UpstreamBody(httpx.AsyncByteStream):
         self._timeout = timeout
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        while (data := await self._connection.take(self._timeout)) is not None:
-            yield data
+        while (batch := await self.take()) is not None:
+            yield batch[0]
+
+    def held(self) -> tuple[bytes, float] | None:
+        """What has arrived and not been taken, without waiting; None if nothing."""
+        return self._connection.take_held()
+
+    async def take(self) -> tuple[bytes, float] | None:
+        """What arrived since the last take (waiting for some), and the time.monotonic
+        its first byte came; None once the body is over."""
+        return await self._connection.take(self._timeout)
+
+    async def stop(self) -> None:
+        """Nothing reads ahead but the connection, which `aclose` releases."""
 
     async def aclose(self) -> None:
         self._pool.release(self._connection)
