@@ -50,6 +50,7 @@ from toolstream_tui.sources.proxy import (
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
 from toolstream_tui.sources.upstream import UpstreamBody, UpstreamConnection, UpstreamTransport
+from toolstream_tui.views import request_row
 
 WEATHER = load_scenario("weather")
 
@@ -432,6 +433,8 @@ def test_an_upstream_that_is_down_gets_the_client_a_502_and_the_row_says_why() -
     assert record.state == "error" and record.http_status is None
     assert "connection refused" in record.summary()["error"]
     assert any("502" in note for note in record.notes)
+    request = request_row(record, now=0.0).cells[1]
+    assert "connection refused" in request and "502" in request
 
 
 def test_a_client_that_leaves_mid_stream_closes_the_upstream_request() -> None:

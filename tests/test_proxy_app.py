@@ -12,16 +12,18 @@ from typing import Any
 
 import httpx
 import pytest
+from rich.cells import cell_len
 from textual.pilot import Pilot
 
 from conftest import SETTLE_TIMEOUT
 from toolstream_stubs import StubServer, load_scenario
-from toolstream_tui.app.proxy_app import ProxyApp, RequestListScreen
+from toolstream_tui.app.proxy_app import ProxyApp, RequestListScreen, line_of
 from toolstream_tui.app.stream_screen import StreamScreen
 from toolstream_tui.core import StreamSession
 from toolstream_tui.options import WatchOptions
 from toolstream_tui.proxy_log import ProxyLog, RequestRecord
 from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer
+from toolstream_tui.views import REQUEST_COLUMNS, column_widths, request_row
 
 SIZE = (170, 30)
 
@@ -125,6 +127,24 @@ async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None
             server.stop(force=True)
             await asyncio.to_thread(server.join, 30)
             await log.wait_idle()
+
+
+def test_wide_characters_do_not_shift_the_columns_after_them() -> None:
+    widths = column_widths(120)
+    titles = tuple(title for title, _, _ in REQUEST_COLUMNS)
+    header = line_of(titles, widths)
+    row = line_of(tuple("POST /v1/模型" * 9 if t == "request" else t for t in titles), widths)
+    assert cell_len(row) == cell_len(header)
+    assert row.endswith(header[header.index("model") :])
+
+
+def test_a_row_says_why_its_request_failed() -> None:
+    cut = known_record(1, "truncated", "/v1/chat/completions", None)
+    refused = known_record(2, "http-401", "/v1/chat/completions", "gpt-4o")
+    fine = known_record(3, "weather", "/v1/chat/completions", "gpt-4o")
+    assert request_row(cut, 0.0).cells[1] == "POST /v1/chat/completions · unterminated-event"
+    assert "· HTTP 401: Incorrect API key provided" in request_row(refused, 0.0).cells[1]
+    assert request_row(fine, 0.0).cells[1] == "POST /v1/chat/completions"
 
 
 # -- pictures of a list of known requests -----------------------------------------------

@@ -390,9 +390,12 @@ def request_row(record: RequestRecord, now: float) -> RequestRow:
         stream_state = state.status.value
     clock = time.strftime("%H:%M:%S", time.localtime(record.started_at))
     millis = int(record.started_at % 1 * 1000)
+    request = f"{record.method} {record.path}"
+    if why := request_why(record):
+        request += f" · {why}"
     cells = (
         f"{clock}.{millis:03d}",
-        inert(f"{record.method} {record.path}"),
+        inert(request),
         inert(record.model or "—"),
         state.dialect,
         "—" if record.http_status is None else str(record.http_status),
@@ -406,16 +409,25 @@ def request_row(record: RequestRecord, now: float) -> RequestRow:
     return RequestRow(cells, tone)
 
 
+def request_why(record: RequestRecord) -> str:
+    """Why a request ended in error or truncated, for its row: the stream's error,
+    what the proxy noted (its own 502, a client that left), or else the first
+    anomaly's kind."""
+    state = record.session.state
+    if state.status.value not in ("error", "truncated"):
+        return ""
+    reasons = [state.error] if state.error else []
+    reasons += [note for note in record.notes if note not in reasons]
+    if not reasons and state.anomalies:
+        reasons.append(state.anomalies[0].kind)
+    return " · ".join(reasons)
+
+
 def column_widths(width: int, gap: int = 1) -> list[int]:
     """The request list's column widths for a line of `width` cells: the fixed ones
     as they are, the request's path whatever is left (at least 12)."""
     fixed = sum(size for _, size, _ in REQUEST_COLUMNS) + gap * (len(REQUEST_COLUMNS) - 1)
     return [size or max(12, width - fixed) for _, size, _ in REQUEST_COLUMNS]
-
-
-def fit_cell(text: str, width: int, right: bool) -> str:
-    cut = text if len(text) <= width else text[: max(0, width - 1)] + "…"
-    return cut.rjust(width) if right else cut.ljust(width)
 
 
 # -- the fragment inspector -------------------------------------------------------------

@@ -25,12 +25,13 @@ from textual.widgets import Static
 from ..options import WatchOptions
 from ..proxy_log import Change, ProxyLog, RequestRecord
 from ..sources.base import Clock
-from ..views import REQUEST_COLUMNS, column_widths, fit_cell, request_row
+from ..views import REQUEST_COLUMNS, column_widths, request_row
 from ..watch import Watch
 from .input_first import InputFirstApp
 from .stream_screen import StreamScreen
 from .widgets.content_size import set_content_size
 from .widgets.key_footer import KeyFooter
+from .wrapped import fit_cell
 
 LIST_SECONDS = 0.25  # the list is redrawn four times a second while requests change
 TONES = {

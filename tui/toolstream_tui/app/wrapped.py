@@ -17,7 +17,7 @@ from array import array
 from bisect import bisect_right
 from typing import Protocol
 
-from rich.cells import get_character_cell_size
+from rich.cells import cell_len, get_character_cell_size, set_cell_size
 
 from ..core.pieces import TextPieces
 from ..core.visible import inert
@@ -45,6 +45,15 @@ _ONE_CELL = re.compile(
 def cells_of(char: str) -> int:
     """The cells one character takes as drawn (its inert picture, if it has one)."""
     return 1 if char.isascii() else get_character_cell_size(inert(char))
+
+
+def fit_cell(text: str, width: int, right: bool) -> str:
+    """`text` in exactly `width` cells, cut with … when longer (a wide character,
+    Chinese say, takes two: counting characters shifted the columns after it)."""
+    if cell_len(text) > width:
+        text = set_cell_size(text, max(0, width - 1)) + "…"
+    padding = " " * (width - cell_len(text))
+    return padding + text if right else text + padding
 
 
 class TaggedText(Protocol):

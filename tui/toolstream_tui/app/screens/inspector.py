@@ -25,9 +25,10 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from ...core.visible import inert
-from ...views import FRAGMENT_COLUMNS, FragmentRows, fit_cell, fragment_cells, plural
+from ...views import FRAGMENT_COLUMNS, FragmentRows, fragment_cells, plural
 from ..widgets.content_size import set_content_size
 from ..widgets.key_footer import KeyFooter
+from ..wrapped import fit_cell
 
 FOLLOW_SECONDS = 0.1  # how often an open inspector looks for new fragments
 GAP = 2  # cells between columns
