@@ -71,11 +71,12 @@ def fetch(url: str, **options: Any) -> tuple[httpx.Response, bytes]:
         return response, b"".join(response.iter_raw())
 
 
-def end_to_end_headers(response: httpx.Response) -> list[tuple[str, str]]:
+def end_to_end_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
+    """The response's headers as they came, names in their case, less hop-by-hop."""
     return [
-        (name.lower(), value)
-        for name, value in response.headers.multi_items()
-        if name.lower() not in HOP_BY_HOP
+        (name, value)
+        for name, value in response.headers.raw
+        if name.lower().decode() not in HOP_BY_HOP
     ]
 
 
@@ -98,8 +99,8 @@ def test_client_receives_upstreams_status_headers_and_bytes(
     direct, direct_body = fetch(stub.base_url + path, content=b"{}")
     proxied, proxied_body = fetch(proxy.url + path, content=b"{}")
     assert proxied.status_code == direct.status_code
-    without_date = [(n, v) for n, v in end_to_end_headers(direct) if n != "date"]
-    assert [(n, v) for n, v in end_to_end_headers(proxied) if n != "date"] == without_date
+    without_date = [(n, v) for n, v in end_to_end_headers(direct) if n.lower() != b"date"]
+    assert [(n, v) for n, v in end_to_end_headers(proxied) if n.lower() != b"date"] == without_date
     assert proxied_body == direct_body
     [record] = proxy.finished(1)
     assert record.http_status == direct.status_code
@@ -364,6 +365,25 @@ def test_upstream_gets_the_agents_headers_and_no_others() -> None:
     host = upstream.url.removeprefix("http://").encode()
     assert sorted(seen[0]) == sorted([(b"host", host), (b"content-length", b"2"), *agents])
     assert [pair for pair in seen[0] if pair in agents] == agents
+
+
+def test_response_header_names_reach_the_client_in_upstreams_case() -> None:
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-ID: req_1\r\n"
+        b"openai-Processing-MS: 12\r\nContent-Length: 2\r\n\r\n{}"
+    )
+    upstream = CannedUpstream([answer])
+    with RunningProxy(upstream.url) as proxy:
+        response, body = fetch(proxy.url + "/v1/chat/completions", content=b"{}")
+        proxy.finished(1)
+    upstream.sock.close()
+    assert end_to_end_headers(response) == [
+        (b"Content-Type", b"application/json"),
+        (b"X-Request-ID", b"req_1"),
+        (b"openai-Processing-MS", b"12"),
+        (b"Content-Length", b"2"),
+    ]
+    assert body == b"{}"
 
 
 def test_every_byte_before_an_upstream_cut_reaches_the_client() -> None:

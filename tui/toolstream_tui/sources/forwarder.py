@@ -103,7 +103,7 @@ def connection_tokens(headers: Iterable[tuple[str, str]]) -> frozenset[str]:
     return frozenset(
         token.strip().lower()
         for name, value in headers
-        if name == "connection"
+        if name.lower() == "connection"
         for token in value.split(",")
     )
 
@@ -111,8 +111,9 @@ def connection_tokens(headers: Iterable[tuple[str, str]]) -> frozenset[str]:
 def end_to_end(
     headers: list[tuple[str, str]], also_dropped: frozenset[str]
 ) -> list[tuple[str, str]]:
+    """`headers` but the hop-by-hop ones, names as they came (compared lowercased)."""
     dropped = HOP_BY_HOP | also_dropped | connection_tokens(headers)
-    return [(name, value) for name, value in headers if name not in dropped]
+    return [(name, value) for name, value in headers if name.lower() not in dropped]
 
 
 class ProxyApp:
@@ -380,7 +381,7 @@ class Relay:
     async def _start(self) -> None:
         response = self.response
         head = [
-            (name.decode("latin-1").lower(), value.decode("latin-1"))
+            (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in response.headers.raw
         ]
         self.tap.put(
