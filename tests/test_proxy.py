@@ -24,7 +24,7 @@ from streaming import assert_close_timing, untimed
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.faults import cut_offset
 from toolstream_tui.core import StreamSession, build_report
-from toolstream_tui.proxy_log import NOT_JSON, Change, RequestRecord, model_of
+from toolstream_tui.proxy_log import NOT_JSON, Change, ProxyLog, RequestRecord, model_of
 from toolstream_tui.sources import Limits, pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
 from toolstream_tui.sources.forwarder import (
@@ -41,6 +41,7 @@ from toolstream_tui.sources.proxy import (
     FrameReader,
     Note,
     ProxyConfig,
+    Tap,
     TapEnd,
     bind,
     frame,
@@ -585,6 +586,24 @@ def test_keep_forgets_the_oldest_finished_requests_but_not_their_recordings(
         records[1].id,
     ]
     assert all(record.recording is not None and record.recording.exists() for record in records)
+
+
+async def test_a_second_run_never_overwrites_a_recording(tmp_path: Path) -> None:
+    """Two runs into one directory, each with its request 1 in the same second."""
+    recordings = []
+    for body in (b"data: first\n\n", b"data: second\n\n"):
+        log = ProxyLog(record_dir=tmp_path)
+        tap = Tap(Exchange("POST", "/v1/x", "http://h/v1/x", {}, b"{}", 1_767_225_600.5, 0.0))
+        log.take(tap)
+        for item in (ResponseHead(200, "text/event-stream", t=0.1), BodyChunk(body, 0.2)):
+            tap.put(item)
+        tap.put(TapEnd(0.3, len(body)))
+        await log.wait_idle()
+        recordings.append(log.records[1].recording)
+    first, second = recordings
+    assert first is not None and second is not None and first != second
+    assert first.read_bytes() == b"data: first\n\n"
+    assert second.read_bytes() == b"data: second\n\n"
 
 
 def test_a_record_reads_live_fields_as_the_response_streams() -> None:

@@ -33,6 +33,7 @@ from .sources.turns import Turns
 
 DEFAULT_KEEP = 200
 REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)
+RECORDING_NAME_TRIES = 100  # names tried for a recording before giving up on it
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
 
@@ -304,14 +305,22 @@ class ProxyLog:
         if self.record_dir is None:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(record.started_at))
-        path = self.record_dir / f"{stamp}-{record.id:04d}.sse"
-        try:
-            recorder = Recorder(path, source)
-        except OSError as exc:
-            self._warn(f"cannot record request {record.id} to {path}: {exc.strerror}")
-            return None
-        record.recording = path
-        return recorder
+        # Another run (or a proxy beside this one) may have recorded its request
+        # with this number in the same second: its files are never overwritten.
+        for attempt in range(1, RECORDING_NAME_TRIES + 1):
+            again = f"-{attempt}" if attempt > 1 else ""
+            path = self.record_dir / f"{stamp}-{record.id:04d}{again}.sse"
+            try:
+                recorder = Recorder(path, source, new=True)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                self._warn(f"cannot record request {record.id} to {path}: {exc.strerror}")
+                return None
+            record.recording = path
+            return recorder
+        self._warn(f"cannot record request {record.id}: {path} and the names before it exist")
+        return None
 
     def _forget_beyond_keep(self) -> None:
         while len(self._finished) > self.keep:

@@ -44,14 +44,16 @@ def timing_path(body_path: Path) -> Path:
 
 
 class Recorder:
-    def __init__(self, path: Path, source: str) -> None:
-        """Opens FILE and FILE.timing.jsonl, both or neither (raises OSError)."""
+    def __init__(self, path: Path, source: str, *, new: bool = False) -> None:
+        """Opens FILE and FILE.timing.jsonl, both or neither (raises OSError; with
+        `new`, FileExistsError when either exists, which is then left alone)."""
         self.path = path
         timing = timing_path(path)
-        created = not timing.exists()
-        self._timing: IO[str] = timing.open("w", encoding="utf-8")
+        created = new or not timing.exists()
+        mode = "x" if new else "w"
+        self._timing: IO[str] = timing.open(mode, encoding="utf-8")
         try:
-            self._body: IO[bytes] = path.open("wb")
+            self._body: IO[bytes] = path.open(mode + "b")
         except OSError:
             self._timing.close()
             if created:
