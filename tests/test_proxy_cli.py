@@ -22,7 +22,7 @@ from streaming import untimed
 
 from conftest import CliRunner, console_script
 from toolstream_stubs import StubServer
-from toolstream_tui.proxying import WATCHER_NICENESS
+from toolstream_tui.proxying import WATCHER_NICENESS, build_parser, config_of
 from toolstream_tui.sources.proxy import bind
 
 LISTENING = re.compile(r"listening on (http://\S+)")
@@ -36,7 +36,10 @@ def stub() -> Iterator[StubServer]:
 
 @dataclass
 class ProxyProcess:
-    process: subprocess.Popen[str]
+    """The pipes are unbuffered: a line read here is all that was taken from its
+    pipe (a buffered reader takes more, which `communicate` then never sees)."""
+
+    process: subprocess.Popen[bytes]
     url: str
     stderr_head: list[str] = field(default_factory=list)
     forwarders: list[int] = field(default_factory=list)
@@ -47,9 +50,14 @@ class ProxyProcess:
         with httpx.Client(timeout=WAIT_S, trust_env=False) as http:
             return http.request(options.pop("method", "POST"), self.url + path, **options)
 
+    def stdout_line(self) -> str:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().decode()
+
     def wait(self) -> int:
-        self.stdout, rest = self.process.communicate(timeout=WAIT_S)
-        self.stderr = "".join(self.stderr_head) + rest
+        stdout, rest = self.process.communicate(timeout=WAIT_S)
+        self.stdout = stdout.decode()
+        self.stderr = "".join(self.stderr_head) + rest.decode()
         return self.process.returncode
 
     @property
@@ -76,15 +84,13 @@ def is_forwarder(pid: int) -> bool:
 @contextmanager
 def proxy_process(*args: str) -> Iterator[ProxyProcess]:
     command = [console_script("toolstream-tui"), "proxy", "--listen", "127.0.0.1:0", *args]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8"
-    )
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
     assert process.stderr is not None
     head: list[str] = []
     forwarders: list[int] = []
     try:
         while not (found := LISTENING.search(head[-1] if head else "")):
-            line = process.stderr.readline()
+            line = process.stderr.readline().decode()
             assert line, f"the proxy ended before listening: {''.join(head)}"
             head.append(line)
         forwarders = children_of(process.pid)
@@ -133,14 +139,38 @@ def test_a_signal_stops_the_proxy_cleanly(stub: StubServer, sent: signal.Signals
     with proxy_process("--upstream", stub.base_url, "--headless") as proxy:
         proxy.send("/v1/chat/completions")
         # The line is printed once the request is over; wait for it before the signal.
-        assert proxy.process.stdout is not None
-        first = proxy.process.stdout.readline()
+        first = proxy.stdout_line()
         proxy.process.send_signal(sent)
         code = proxy.wait()
     assert code == 0, proxy.stderr
     assert json.loads(first)["status"] == "finished"
     assert "stopped after 1 request" in proxy.stderr
     assert "Traceback" not in proxy.stderr and "Fatal Python error" not in proxy.stderr
+
+
+def test_a_signal_after_a_request_named_by_fail_on_exits_3(stub: StubServer) -> None:
+    """The CI recipe: the agent's tests done, the proxy is sent SIGTERM."""
+    with proxy_process("--upstream", stub.base_url, "--headless", "--fail-on", "any") as proxy:
+        proxy.send("/scenarios/name-repeated/v1/chat/completions")
+        first = proxy.stdout_line()
+        proxy.process.send_signal(signal.SIGTERM)
+        code = proxy.wait()
+    assert code == 3, proxy.stderr
+    assert "name-repeated" in [anomaly["kind"] for anomaly in json.loads(first)["anomalies"]]
+    assert "stopped after 1 request, 1 with an anomaly named by --fail-on" in proxy.stderr
+
+
+def test_it_listens_on_loopback_port_8787_unless_told_otherwise() -> None:
+    config = config_of(build_parser().parse_args(["--upstream", "http://127.0.0.1:9"]))
+    assert (config.host, config.port) == ("127.0.0.1", 8787)
+
+
+def test_a_non_loopback_address_is_warned_about(stub: StubServer) -> None:
+    with proxy_process("--upstream", stub.base_url, "--headless", "--listen", "0.0.0.0:0") as proxy:
+        proxy.process.send_signal(signal.SIGTERM)
+        assert proxy.wait() == 0, proxy.stderr
+    warning = "warning: 0.0.0.0 is not a loopback address: anyone who can reach this port"
+    assert warning in proxy.stderr
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the forwarder in /proc")
@@ -257,6 +287,15 @@ def test_usage_errors_are_one_line(cli: CliRunner, args: list[str], message: str
     done = cli("proxy", *args)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan"])
+def test_a_timeout_that_would_refuse_every_request_is_a_usage_error(
+    cli: CliRunner, seconds: str
+) -> None:
+    done = cli("proxy", "--upstream", "http://127.0.0.1:9", "--timeout", seconds)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].endswith(f"expected a number > 0, got {seconds!r}")
 
 
 def test_a_port_in_use_is_one_line_and_exit_1(cli: CliRunner) -> None:

@@ -1,19 +1,26 @@
-"""Model output reaches a real terminal inert: the app runs in tmux on a stream
+"""The app in a real terminal (tmux). Model output reaches it inert: on a stream
 carrying a title change (OSC 0), a clipboard write (OSC 52), a screen clear
-and C1/bidi controls, and the terminal's title and clipboard stay untouched."""
+and C1/bidi controls, the terminal's title and clipboard stay untouched. And
+the app leaves it as it found it: after q, and after SIGTERM on the proxy."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conftest import console_script
+from toolstream_stubs import StubServer
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -105,3 +112,50 @@ def test_quitting_mid_stream_leaves_a_whole_recording(tmp_path: Path) -> None:
     assert "cannot read recording" not in replay.stderr
     assert report["bytes"] == recording.stat().st_size > 0
     assert [call["name"] for call in report["tool_calls"]] == ["get_weather", "get_weather"]
+
+
+def screen_until(session: str, found: Callable[[str], bool]) -> str:
+    screen = ""
+    deadline = time.monotonic() + 300  # only catches a hang (see conftest)
+    while not found(screen) and time.monotonic() < deadline:  # wait on the screen
+        screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
+        time.sleep(0.05)
+    return screen
+
+
+def test_sigterm_quits_the_request_list_with_the_fail_on_status(tmp_path: Path) -> None:
+    """`kill` on the proxy's request list: the app quits as with q (the terminal is
+    given back), and the exit status says --fail-on matched."""
+    session = f"toolstream-{uuid.uuid4().hex[:8]}"
+    exit_status = tmp_path / "exit-status"
+    with StubServer("weather", speed=0) as stub:
+        proxy = (
+            f"{console_script('toolstream-tui')} proxy --upstream {stub.base_url} "
+            "--listen 127.0.0.1:0 --fail-on any"
+        )
+        shell = f"{proxy}; echo $? > {exit_status}.part; mv {exit_status}.part {exit_status}"
+        tmux("-L", session, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", shell)
+        try:
+            tmux("-L", session, "set-option", "-g", "remain-on-exit", "on")
+            screen = screen_until(session, lambda text: "point your agent at" in text)
+            found = re.search(r"point your agent at (http://127\.0\.0\.1:\d+)", screen)
+            assert found, screen
+            with httpx.Client(timeout=60, trust_env=False) as http:
+                http.post(found[1] + "/scenarios/name-repeated/v1/chat/completions", content=b"{}")
+            screen = screen_until(session, lambda text: "finished" in text)
+            assert "⚠" in screen, screen
+            shell_pid = tmux("-L", session, "display-message", "-p", "-t", session, "#{pane_pid}")
+            [app_pid] = (
+                Path(f"/proc/{shell_pid.strip()}/task/{shell_pid.strip()}/children")
+                .read_text()
+                .split()
+            )
+            os.kill(int(app_pid), signal.SIGTERM)
+            deadline = time.monotonic() + 300  # only catches a hang (see conftest)
+            while not exit_status.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert exit_status.read_text().strip() == "3"
+            screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
+            assert "following" not in screen, "the request list is gone from the terminal"
+        finally:
+            tmux("-L", session, "kill-server")

@@ -15,11 +15,16 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .cli import UsageError, add_limit_options, fail_on_kinds, limits_of, lint_failures
-from .command_line import missing_terminal, prepare_descriptor_table, tune_garbage_collector
+from .command_line import (
+    missing_terminal,
+    number_from,
+    prepare_descriptor_table,
+    tune_garbage_collector,
+)
 from .core.detect import DIALECTS
 from .core.report import printable_json
 from .core.visible import inert
@@ -108,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=number_from(float, 0, above=True),
         default=CONNECT_TIMEOUT_S,
         metavar="SECONDS",
         help=f"to connect to the upstream (default: {CONNECT_TIMEOUT_S:g})",
@@ -239,19 +244,35 @@ def start_server(config: ProxyConfig, log: ProxyLog) -> ProxyServer | None:
 async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
     """Run the proxy until `stop` is set or a signal arrives, then let the requests
     still streaming end (within the grace period) and the core catch up."""
-    server = start_server(config, log)
-    if server is None:
-        return EXIT_FAILED
+    with stopped_by_signals(stop) as on_server:
+        server = start_server(config, log)
+        if server is None:
+            return EXIT_FAILED
+        on_server(server)
+        return await serve_until(server, log, stop)
+
+
+@contextlib.contextmanager
+def stopped_by_signals(
+    stop: asyncio.Event, also: Callable[[], object] = lambda: None
+) -> Iterator[Callable[[ProxyServer], None]]:
+    """SIGINT and SIGTERM set `stop` (and call `also`), from before the proxy says
+    it is listening: a script that signals it as soon as it has read that line
+    must not kill it outright. A second signal does not wait for requests. Yields
+    the function that tells it the server once there is one."""
     loop = asyncio.get_running_loop()
+    started: list[ProxyServer] = []
 
     def on_signal() -> None:
-        server.stop(force=stop.is_set())  # a second signal does not wait for requests
+        for server in started:
+            server.stop(force=stop.is_set())
         stop.set()
+        also()
 
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, on_signal)
     try:
-        return await serve_until(server, log, stop)
+        yield started.append
     finally:
         for number in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(number)
@@ -300,19 +321,25 @@ async def run_request_list(
     from .app.proxy_app import ProxyApp  # Textual loads only for the UI
 
     tune_garbage_collector()  # as the app watching one stream does, once Textual is loaded
-    server = start_server(config, log)
-    if server is None:
-        return EXIT_FAILED
     stop = asyncio.Event()
-    linter = FailOnCounter(fail_on)
-    log.subscribe(linter)
-    app = ProxyApp(log, server.url, shown_url(config.upstream), exit_after=exit_after)
-    serving = asyncio.ensure_future(serve_until(server, log, stop))
-    try:
-        await app.run_async()
-    finally:
-        stop.set()
-        code = await serving
+    apps: list[ProxyApp] = []
+    # A signal quits the app as `q` does: the terminal is given back.
+    with stopped_by_signals(stop, also=lambda: [app.exit() for app in apps]) as on_server:
+        server = start_server(config, log)
+        if server is None:
+            return EXIT_FAILED
+        on_server(server)
+        linter = FailOnCounter(fail_on)
+        log.subscribe(linter)
+        app = ProxyApp(log, server.url, shown_url(config.upstream), exit_after=exit_after)
+        apps.append(app)
+        serving = asyncio.ensure_future(serve_until(server, log, stop))
+        try:
+            if not stop.is_set():
+                await app.run_async()
+        finally:
+            stop.set()
+            code = await serving
     return code or (EXIT_LINT if linter.failed_requests else EXIT_OK)
 
 
