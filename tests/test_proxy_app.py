@@ -129,6 +129,42 @@ async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None
             await log.wait_idle()
 
 
+async def test_a_request_in_view_dropped_past_keep_still_shows_its_raw_log(
+    stub: StubServer,
+) -> None:
+    """--keep forgets the oldest finished request while the user is looking at it:
+    the view keeps what it shows, down to the raw events behind it."""
+    log = ProxyLog(tapes=True, keep=1)
+    server = ProxyServer(
+        ProxyConfig(stub.base_url, port=0), log.take, asyncio.get_running_loop()
+    ).start()
+    app = ProxyApp(log, server.url, stub.base_url)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await post(server.url + "/v1/chat/completions")
+            await until(lambda: log.finished_count == 1, pilot)
+            app.requests.draw()
+            await pilot.press("enter")
+            stream = app.screen
+            assert isinstance(stream, StreamScreen)
+            await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+            for _ in range(2):
+                await post(server.url + "/v1/chat/completions")
+            await until(lambda: log.finished_count == 3 and 1 not in log.records, pilot)
+            await pilot.press("l")
+            await pilot.pause()
+            assert any(line.startswith("#1") for line in stream.raw_log.plain_lines())
+            tape = stream.watch.tape
+            assert not tape.closed
+            await pilot.press("escape")
+            assert app.screen is app.requests
+            assert tape.closed, "left and forgotten: its file is closed"
+    finally:
+        server.stop(force=True)
+        await asyncio.to_thread(server.join, 30)
+        await log.wait_idle()
+
+
 def test_wide_characters_do_not_shift_the_columns_after_them() -> None:
     widths = column_widths(120)
     titles = tuple(title for title, _, _ in REQUEST_COLUMNS)

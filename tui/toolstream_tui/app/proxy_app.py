@@ -260,8 +260,8 @@ class ProxyApp(InputFirstApp):
         watch = self.watches.get(record.id)
         if watch is not None:
             watch.received()
-        if change is Change.DROPPED:
-            self.watches.pop(record.id, None)
+        if change is Change.DROPPED and not self._in_view(record.id):
+            self._forget(record.id)
         done = self.exit_after is not None and self.proxy_log.finished_count >= self.exit_after
         if change is Change.FINISHED and done:
             self.exit(0)
@@ -277,11 +277,30 @@ class ProxyApp(InputFirstApp):
                 record.session.state.source,
                 self.options,
                 session=record.session,
-                tape=record.tape,
+                tape=record.tape.share() if record.tape is not None else None,
                 started=record.started,
             )
             self.watches[request_id] = watch
-        self.push_screen(StreamScreen(watch, can_go_back=True))
+        self.push_screen(
+            StreamScreen(watch, can_go_back=True), callback=lambda _: self._left(request_id)
+        )
+
+    def _left(self, request_id: int) -> None:
+        """A request's view was left: its watch goes if the log has let it go."""
+        if request_id not in self.proxy_log.records and not self._in_view(request_id):
+            self._forget(request_id)
+
+    def _in_view(self, request_id: int) -> bool:
+        watch = self.watches.get(request_id)
+        return watch is not None and any(
+            isinstance(screen, StreamScreen) and screen.watch is watch
+            for screen in self.screen_stack
+        )
+
+    def _forget(self, request_id: int) -> None:
+        watch = self.watches.pop(request_id, None)
+        if watch is not None:
+            watch.close()
 
     def action_toggle_keys(self) -> None:
         if self.screen.query("HelpPanel"):

@@ -338,7 +338,7 @@ class StreamScreen(Screen[None]):
         return True
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.dismiss()  # the app that pushed it hears that it was left
 
     def action_restart(self) -> None:
         if self._restart is not None:

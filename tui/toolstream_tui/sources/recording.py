@@ -131,8 +131,10 @@ class Tape:
         self.read_times = array("d")
         import tempfile  # here: a headless run without --bundle keeps no tape
 
-        # Closed by close(), or with the process: it has no name to leave behind.
+        # Closed by the last holder's close(), or with the process: it has no name
+        # to leave behind.
         self._body: IO[bytes] = tempfile.TemporaryFile(prefix="toolstream-tape-")  # noqa: SIM115
+        self._holders = 1
 
     @property
     def length(self) -> int:
@@ -178,8 +180,20 @@ class Tape:
         finally:
             recorder.close()
 
+    @property
+    def closed(self) -> bool:
+        return self._body.closed
+
+    def share(self) -> Tape:
+        """The tape for one more holder (a view of a request the proxy may forget
+        while it is on screen): it stays readable until each holder has closed it."""
+        self._holders += 1
+        return self
+
     def close(self) -> None:
-        self._body.close()
+        self._holders -= 1
+        if self._holders <= 0:
+            self._body.close()
 
 
 async def taped(items: AsyncIterator[SourceItem], tape: Tape) -> AsyncIterator[SourceItem]:
