@@ -21,6 +21,15 @@ from toolstream_tui.sources import Limits
 from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer, bind
 
 WAIT_S = 30.0
+# An agent's keys, each where a provider takes it; the stub's http-401-echo sends
+# the bearer key back in its error.
+SECRETS = {
+    "authorization": "Bearer sk-proxy-bearer-7a6b5c4d",
+    "x-api-key": "sk-proxy-xapi-1f2e3d4c",
+    "api-key": "azure-proxy-key-9e8d7c6b",
+}
+QUERY_KEY = "query-proxy-key-0a1b2c3d"
+SECRET_VALUES = ["sk-proxy-bearer-7a6b5c4d", "sk-proxy-xapi-1f2e3d4c", "azure-proxy-key-9e8d7c6b"]
 
 
 class RunningProxy:

@@ -18,7 +18,16 @@ from typing import Any
 
 import httpx
 import pytest
-from proxying import WAIT_S, AsgiUpstream, CannedUpstream, RunningProxy, chunked_answer
+from proxying import (
+    QUERY_KEY,
+    SECRET_VALUES,
+    SECRETS,
+    WAIT_S,
+    AsgiUpstream,
+    CannedUpstream,
+    RunningProxy,
+    chunked_answer,
+)
 from streaming import assert_close_timing, untimed
 
 from toolstream_stubs import StubServer, load_scenario
@@ -257,14 +266,6 @@ def test_a_core_that_fails_does_not_cut_the_client(
 
 
 # -- secrets ------------------------------------------------------------------------
-
-SECRETS = {
-    "authorization": "Bearer sk-proxy-bearer-7a6b5c4d",
-    "x-api-key": "sk-proxy-xapi-1f2e3d4c",
-    "api-key": "azure-proxy-key-9e8d7c6b",
-}
-QUERY_KEY = "query-proxy-key-0a1b2c3d"
-SECRET_VALUES = ["sk-proxy-bearer-7a6b5c4d", "sk-proxy-xapi-1f2e3d4c", "azure-proxy-key-9e8d7c6b"]
 
 
 def test_secrets_go_upstream_and_nowhere_else(stub: StubServer, tmp_path: Path) -> None:

@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from proxying import QUERY_KEY, SECRET_VALUES, SECRETS
 from rich.cells import cell_len
 from textual.pilot import Pilot
 
@@ -163,6 +165,49 @@ async def test_a_request_in_view_dropped_past_keep_still_shows_its_raw_log(
         server.stop(force=True)
         await asyncio.to_thread(server.join, 30)
         await log.wait_idle()
+
+
+async def test_no_secret_reaches_the_screen_the_raw_log_or_a_bundle(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """The agent's keys, one of them echoed back by upstream, seen through the app."""
+    log = ProxyLog(tapes=True)
+    loop = asyncio.get_running_loop()
+    server = ProxyServer(ProxyConfig(stub.base_url, port=0), log.take, loop).start()
+    options = WatchOptions(limits=log.limits, clock=time.monotonic, output_dir=tmp_path)
+    app = ProxyApp(log, server.url, stub.base_url, options=options)
+    path = f"/scenarios/http-401-echo/v1/chat/completions?key={QUERY_KEY}"
+    try:
+        async with (
+            app.run_test(size=SIZE) as pilot,
+            httpx.AsyncClient(timeout=60, trust_env=False) as http,
+        ):
+            answer = await http.post(server.url + path, headers=SECRETS, content=b"{}")
+            assert SECRET_VALUES[0] in answer.text, "upstream echoed the key to the agent"
+            await until(lambda: log.finished_count == 1, pilot)
+            app.requests.draw()
+            await pilot.pause()
+            seen = [app.requests.table.row(1)[0], app.export_screenshot()]
+            await pilot.press("enter")
+            stream = app.screen
+            assert isinstance(stream, StreamScreen)
+            await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+            await pilot.press("l")
+            await pilot.pause()
+            seen += [*stream.raw_log.plain_lines(), app.export_screenshot()]
+            await pilot.press("b")
+            await pilot.pause()
+    finally:
+        server.stop(force=True)
+        await asyncio.to_thread(server.join, 30)
+        await log.wait_idle()
+    bundled = [file for file in tmp_path.rglob("*") if file.is_file()]
+    assert bundled, "the bundle was written"
+    seen += [file.read_text(encoding="utf-8", errors="replace") for file in bundled]
+    everything = "\n".join(seen)
+    assert "REDACTED" in everything
+    for secret in [*SECRET_VALUES, QUERY_KEY]:
+        assert secret not in everything
 
 
 def test_wide_characters_do_not_shift_the_columns_after_them() -> None:
