@@ -76,6 +76,10 @@ async def test_requests_appear_live_and_open_in_the_stream_view(stub: StubServer
             assert screen.table.ids == [2], "only the request with anomalies"
             await pilot.press("a", "down")
             assert screen.selected == 1 and not screen.follow
+            await pilot.press("f")
+            assert screen.follow and screen.selected == 2, "following the newest again"
+            await pilot.press("f", "down")
+            assert screen.selected == 1 and not screen.follow
             await pilot.press("enter")
             stream = app.screen
             assert isinstance(stream, StreamScreen)
