@@ -6,8 +6,9 @@ the stub server on 127.0.0.1, and as pictures of a list made of known requests."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,21 @@ async def until(condition: Callable[[], bool], pilot: Pilot[Any]) -> None:
         await pilot.pause(0.02)
 
 
+@contextlib.asynccontextmanager
+async def proxy_app(
+    upstream: str, log: ProxyLog, options: WatchOptions | None = None
+) -> AsyncIterator[tuple[ProxyApp, str]]:
+    """The request list over a real proxy to `upstream`: the app, and the proxy's URL."""
+    config = ProxyConfig(upstream, port=0)
+    server = ProxyServer(config, log.take, asyncio.get_running_loop()).start()
+    try:
+        yield ProxyApp(log, server.url, upstream, options=options), server.url
+    finally:
+        server.stop(force=True)
+        await asyncio.to_thread(server.join, 30)
+        await log.wait_idle()
+
+
 async def post(url: str, body: bytes = b"{}") -> bytes:
     async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
         response = await client.post(url, content=body)
@@ -52,49 +68,40 @@ async def post(url: str, body: bytes = b"{}") -> bytes:
 
 async def test_requests_appear_live_and_open_in_the_stream_view(stub: StubServer) -> None:
     log = ProxyLog(tapes=True)
-    server = ProxyServer(
-        ProxyConfig(stub.base_url, port=0), log.take, asyncio.get_running_loop()
-    ).start()
-    app = ProxyApp(log, server.url, stub.base_url)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            screen = app.requests
-            assert screen.empty.display, "no requests yet: says where to point the agent"
-            weather = load_scenario("weather")
-            body = await post(server.url + "/scenarios/weather/v1/chat/completions")
-            assert body == weather.rendered, "the client gets upstream's bytes"
-            await post(server.url + "/scenarios/name-repeated/v1/chat/completions")
-            await until(lambda: log.finished_count == 2, pilot)
-            screen.draw()  # as the list's timer does four times a second
-            await pilot.pause()
-            assert screen.table.ids == [2, 1], "newest first"
-            assert screen.selected == 2, "following the newest"
-            row, _tone = screen.table.row(1)
-            assert "POST /scenarios/weather/v1/chat/completions" in row
-            assert "openai-chat" in row and "200" in row and "finished" in row
-            await pilot.press("a")
-            assert screen.table.ids == [2], "only the request with anomalies"
-            await pilot.press("a", "down")
-            assert screen.selected == 1 and not screen.follow
-            await pilot.press("f")
-            assert screen.follow and screen.selected == 2, "following the newest again"
-            await pilot.press("f", "down")
-            assert screen.selected == 1 and not screen.follow
-            await pilot.press("enter")
-            stream = app.screen
-            assert isinstance(stream, StreamScreen)
-            await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
-            assert stream.lanes.lanes[0].view.state == "parsed"
-            assert stream.status_bar.view.state == "finished"
-            await pilot.press("l")
-            await pilot.pause()
-            assert any(line.startswith("#1") for line in stream.raw_log.plain_lines())
-            await pilot.press("escape")
-            assert app.screen is screen
-    finally:
-        server.stop(force=True)
-        await asyncio.to_thread(server.join, 30)
-        await log.wait_idle()
+    async with proxy_app(stub.base_url, log) as (app, url), app.run_test(size=SIZE) as pilot:
+        screen = app.requests
+        assert screen.empty.display, "no requests yet: says where to point the agent"
+        weather = load_scenario("weather")
+        body = await post(url + "/scenarios/weather/v1/chat/completions")
+        assert body == weather.rendered, "the client gets upstream's bytes"
+        await post(url + "/scenarios/name-repeated/v1/chat/completions")
+        await until(lambda: log.finished_count == 2, pilot)
+        screen.draw()  # as the list's timer does four times a second
+        await pilot.pause()
+        assert screen.table.ids == [2, 1], "newest first"
+        assert screen.selected == 2, "following the newest"
+        row, _tone = screen.table.row(1)
+        assert "POST /scenarios/weather/v1/chat/completions" in row
+        assert "openai-chat" in row and "200" in row and "finished" in row
+        await pilot.press("a")
+        assert screen.table.ids == [2], "only the request with anomalies"
+        await pilot.press("a", "down")
+        assert screen.selected == 1 and not screen.follow
+        await pilot.press("f")
+        assert screen.follow and screen.selected == 2, "following the newest again"
+        await pilot.press("f", "down")
+        assert screen.selected == 1 and not screen.follow
+        await pilot.press("enter")
+        stream = app.screen
+        assert isinstance(stream, StreamScreen)
+        await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+        assert stream.lanes.lanes[0].view.state == "parsed"
+        assert stream.status_bar.view.state == "finished"
+        await pilot.press("l")
+        await pilot.pause()
+        assert any(line.startswith("#1") for line in stream.raw_log.plain_lines())
+        await pilot.press("escape")
+        assert app.screen is screen
 
 
 async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None:
@@ -108,11 +115,12 @@ async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None
 
     with StubServer("weather", speed=0, before_event=before_event) as held:
         log = ProxyLog(tapes=True)
-        server = ProxyServer(ProxyConfig(held.base_url, port=0), log.take, loop).start()
-        app = ProxyApp(log, server.url, held.base_url)
         try:
-            async with app.run_test(size=SIZE) as pilot:
-                sent = asyncio.ensure_future(post(server.url + "/v1/chat/completions"))
+            async with (
+                proxy_app(held.base_url, log) as (app, url),
+                app.run_test(size=SIZE) as pilot,
+            ):
+                sent = asyncio.ensure_future(post(url + "/v1/chat/completions"))
                 await until(lambda: bool(log.records), pilot)
                 record = log.records[1]
                 await until(lambda: record.session.state.events >= 4, pilot)
@@ -130,9 +138,6 @@ async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None
                 assert stream.lanes.lanes[0].view.state == "parsed"
         finally:
             gate.set()
-            server.stop(force=True)
-            await asyncio.to_thread(server.join, 30)
-            await log.wait_idle()
 
 
 async def test_a_request_in_view_dropped_past_keep_still_shows_its_raw_log(
@@ -141,34 +146,25 @@ async def test_a_request_in_view_dropped_past_keep_still_shows_its_raw_log(
     """--keep forgets the oldest finished request while the user is looking at it:
     the view keeps what it shows, down to the raw events behind it."""
     log = ProxyLog(tapes=True, keep=1)
-    server = ProxyServer(
-        ProxyConfig(stub.base_url, port=0), log.take, asyncio.get_running_loop()
-    ).start()
-    app = ProxyApp(log, server.url, stub.base_url)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await post(server.url + "/v1/chat/completions")
-            await until(lambda: log.finished_count == 1, pilot)
-            app.requests.draw()
-            await pilot.press("enter")
-            stream = app.screen
-            assert isinstance(stream, StreamScreen)
-            await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
-            for _ in range(2):
-                await post(server.url + "/v1/chat/completions")
-            await until(lambda: log.finished_count == 3 and 1 not in log.records, pilot)
-            await pilot.press("l")
-            await pilot.pause()
-            assert any(line.startswith("#1") for line in stream.raw_log.plain_lines())
-            tape = stream.watch.tape
-            assert not tape.closed
-            await pilot.press("escape")
-            assert app.screen is app.requests
-            assert tape.closed, "left and forgotten: its file is closed"
-    finally:
-        server.stop(force=True)
-        await asyncio.to_thread(server.join, 30)
-        await log.wait_idle()
+    async with proxy_app(stub.base_url, log) as (app, url), app.run_test(size=SIZE) as pilot:
+        await post(url + "/v1/chat/completions")
+        await until(lambda: log.finished_count == 1, pilot)
+        app.requests.draw()
+        await pilot.press("enter")
+        stream = app.screen
+        assert isinstance(stream, StreamScreen)
+        await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+        for _ in range(2):
+            await post(url + "/v1/chat/completions")
+        await until(lambda: log.finished_count == 3 and 1 not in log.records, pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        assert any(line.startswith("#1") for line in stream.raw_log.plain_lines())
+        tape = stream.watch.tape
+        assert not tape.closed
+        await pilot.press("escape")
+        assert app.screen is app.requests
+        assert tape.closed, "left and forgotten: its file is closed"
 
 
 async def test_no_secret_reaches_the_screen_the_raw_log_or_a_bundle(
@@ -176,35 +172,28 @@ async def test_no_secret_reaches_the_screen_the_raw_log_or_a_bundle(
 ) -> None:
     """The agent's keys, one of them echoed back by upstream, seen through the app."""
     log = ProxyLog(tapes=True)
-    loop = asyncio.get_running_loop()
-    server = ProxyServer(ProxyConfig(stub.base_url, port=0), log.take, loop).start()
     options = WatchOptions(limits=log.limits, clock=time.monotonic, output_dir=tmp_path)
-    app = ProxyApp(log, server.url, stub.base_url, options=options)
     path = f"/scenarios/http-401-echo/v1/chat/completions?key={QUERY_KEY}"
-    try:
-        async with (
-            app.run_test(size=SIZE) as pilot,
-            httpx.AsyncClient(timeout=60, trust_env=False) as http,
-        ):
-            answer = await http.post(server.url + path, headers=SECRETS, content=b"{}")
-            assert SECRET_VALUES[0] in answer.text, "upstream echoed the key to the agent"
-            await until(lambda: log.finished_count == 1, pilot)
-            app.requests.draw()
-            await pilot.pause()
-            seen = [app.requests.table.row(1)[0], app.export_screenshot()]
-            await pilot.press("enter")
-            stream = app.screen
-            assert isinstance(stream, StreamScreen)
-            await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
-            await pilot.press("l")
-            await pilot.pause()
-            seen += [*stream.raw_log.plain_lines(), app.export_screenshot()]
-            await pilot.press("b")
-            await pilot.pause()
-    finally:
-        server.stop(force=True)
-        await asyncio.to_thread(server.join, 30)
-        await log.wait_idle()
+    async with (
+        proxy_app(stub.base_url, log, options) as (app, url),
+        app.run_test(size=SIZE) as pilot,
+        httpx.AsyncClient(timeout=60, trust_env=False) as http,
+    ):
+        answer = await http.post(url + path, headers=SECRETS, content=b"{}")
+        assert SECRET_VALUES[0] in answer.text, "upstream echoed the key to the agent"
+        await until(lambda: log.finished_count == 1, pilot)
+        app.requests.draw()
+        await pilot.pause()
+        seen = [app.requests.table.row(1)[0], app.export_screenshot()]
+        await pilot.press("enter")
+        stream = app.screen
+        assert isinstance(stream, StreamScreen)
+        await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+        await pilot.press("l")
+        await pilot.pause()
+        seen += [*stream.raw_log.plain_lines(), app.export_screenshot()]
+        await pilot.press("b")
+        await pilot.pause()
     bundled = [file for file in tmp_path.rglob("*") if file.is_file()]
     assert bundled, "the bundle was written"
     seen += [file.read_text(encoding="utf-8", errors="replace") for file in bundled]
