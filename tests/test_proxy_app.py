@@ -284,6 +284,19 @@ async def drawn(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def test_a_request_forgotten_between_two_draws_is_painted_as_drawn() -> None:
+    """The list draws four times a second and paints in between; --keep may
+    forget a request in between too."""
+    app = known_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.requests.table
+        newest = table.ids[0]
+        app.proxy_log.records.pop(newest)  # as the log does past --keep
+        table.refresh()
+        await pilot.pause()
+        assert "truncated" in table.row(newest)[0]
+
+
 def test_the_request_list(snap_compare: Any, utc: None) -> None:
     """Six requests through the proxy, newest first: the time each started, method
     and path, model, dialect, HTTP status, state (finished in green, the one with

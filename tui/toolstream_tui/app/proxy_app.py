@@ -167,7 +167,9 @@ class RequestListScreen(Screen[None]):
             self.selected = ids[0] if ids else None
         widths = column_widths(max(40, self.table.size.width - 2))
         now = self.clock()
-        records = self.proxy_log.records
+        # The records as of this draw: the table paints lines until the next one,
+        # and the log may forget a request (--keep) in between.
+        records = {request_id: self.proxy_log.records[request_id] for request_id in ids}
 
         def row(request_id: int) -> tuple[str, str]:
             shown = request_row(records[request_id], now)
