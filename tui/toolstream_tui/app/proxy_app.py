@@ -25,7 +25,7 @@ from textual.widgets import Static
 from ..options import WatchOptions
 from ..proxy_log import Change, ProxyLog, RequestRecord
 from ..sources.base import Clock
-from ..views import REQUEST_COLUMNS, column_widths, request_row
+from ..views import REQUEST_COLUMNS, column_widths, plural, request_row
 from ..watch import Watch
 from .input_first import InputFirstApp
 from .stream_screen import StreamScreen
@@ -192,7 +192,7 @@ class RequestListScreen(Screen[None]):
         with_anomalies = sum(1 for record in records if record.session.state.anomalies)
         # By importance: a narrow terminal cuts the addresses at the end, never the
         # counts or whether the newest request is followed.
-        parts = [f"{len(self.proxy_log.records)} requests", f"{streaming} streaming"]
+        parts = [plural(len(self.proxy_log.records), "request"), f"{streaming} streaming"]
         if with_anomalies:
             parts.append(f"⚠ {with_anomalies} with anomalies")
         if self.anomalies_only:
