@@ -80,6 +80,7 @@ async def test_requests_appear_live_and_open_in_the_stream_view(stub: StubServer
         await pilot.pause()
         assert screen.table.ids == [2, 1], "newest first"
         assert screen.selected == 2, "following the newest"
+        assert screen.status_text(screen.table.ids).startswith("2 requests · 0 streaming")
         row, _tone = screen.table.row(1)
         assert "POST /scenarios/weather/v1/chat/completions" in row
         assert "openai-chat" in row and "200" in row and "finished" in row
@@ -127,6 +128,7 @@ async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None
                 app.requests.draw()  # as the list's timer does four times a second
                 await pilot.pause()
                 assert "streaming" in app.requests.table.row(1)[0]
+                assert app.requests.status_text([1]).startswith("1 request · 1 streaming")
                 await pilot.press("enter")
                 stream = app.screen
                 assert isinstance(stream, StreamScreen)
