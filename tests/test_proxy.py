@@ -538,11 +538,17 @@ def test_headers_over_the_limit_are_refused(stub: StubServer, size: int) -> None
     assert len(stub.requests) == before
 
 
-def test_a_target_naming_another_host_is_refused(proxy: RunningProxy, stub: StubServer) -> None:
+@pytest.mark.parametrize(
+    "request_line",
+    [b"GET http://example.invalid/v1/models HTTP/1.1", b"CONNECT example.invalid:443 HTTP/1.1"],
+)
+def test_a_target_naming_another_host_is_refused(
+    proxy: RunningProxy, stub: StubServer, request_line: bytes
+) -> None:
     before = len(stub.requests)
     host, port = proxy.server.config.host, proxy.server.port
     with socket.create_connection((host, port), timeout=WAIT_S) as sock:
-        sock.sendall(b"GET http://example.invalid/v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.sendall(request_line + b"\r\nHost: x\r\n\r\n")
         status_line = sock.makefile("rb").readline()
     [record] = proxy.finished(1)
     assert status_line.split()[1] == b"400"
