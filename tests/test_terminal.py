@@ -159,3 +159,30 @@ def test_sigterm_quits_the_request_list_with_the_fail_on_status(tmp_path: Path) 
             assert "following" not in screen, "the request list is gone from the terminal"
         finally:
             tmux("-L", session, "kill-server")
+
+
+def test_sigterm_quits_the_app_as_q_does(tmp_path: Path) -> None:
+    """`kill` mid-stream: the terminal is given back, --bundle is written as the
+    stream stood, and the exit status is the shell's for SIGTERM (143)."""
+    session = f"toolstream-{uuid.uuid4().hex[:8]}"
+    exit_status = tmp_path / "exit-status"
+    bundle = tmp_path / "bundle"
+    app = f"{console_script('toolstream-tui')} --scenario demo --bundle {bundle}"
+    shell = f"{app}; echo $? > {exit_status}.part; mv {exit_status}.part {exit_status}"
+    tmux("-L", session, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", shell)
+    try:
+        tmux("-L", session, "set-option", "-g", "remain-on-exit", "on")
+        screen = screen_until(session, lambda text: "#1 get_weather" in text)
+        assert "streaming" in screen, screen  # the demo paces its events: still going
+        pane = tmux("-L", session, "display-message", "-p", "-t", session, "#{pane_pid}")
+        [app_pid] = Path(f"/proc/{pane.strip()}/task/{pane.strip()}/children").read_text().split()
+        os.kill(int(app_pid), signal.SIGTERM)
+        deadline = time.monotonic() + 300  # only catches a hang (see conftest)
+        while not exit_status.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert exit_status.read_text().strip() == "143"
+        screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
+        assert "get_weather" not in screen, "the app's screen is gone from the terminal"
+    finally:
+        tmux("-L", session, "kill-server")
+    assert any(bundle.iterdir()), "the bundle was written"

@@ -4,6 +4,7 @@ and shows it on a `StreamScreen`, which draws from the core's state."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -38,6 +39,7 @@ class ToolstreamApp(InputFirstApp):
         self.watch = Watch(source.label, self.options)
         self.stream = StreamScreen(self.watch, restart=self.restart)
         self.said_at_exit: list[str] = []  # printed once the terminal is given back
+        self.quit_by_signal: int | None = None
 
     @property
     def session(self) -> StreamSession:
@@ -51,7 +53,16 @@ class ToolstreamApp(InputFirstApp):
         self.push_screen(self.stream)
         if self.options.notice:
             self.notify(self.options.notice, severity="warning", timeout=10)
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, self.quit_on_signal, number)
         self.run_stream()
+
+    def quit_on_signal(self, number: int) -> None:
+        """`kill`, or Ctrl-C sent from outside (the terminal's own is a key here):
+        quit as `q` does, the terminal given back and --bundle written."""
+        self.quit_by_signal = number
+        self.call_later(self.action_quit)
 
     @work(group="stream", exclusive=True, exit_on_error=False)
     async def run_stream(self) -> None:
@@ -110,7 +121,10 @@ def run_app(source: Source, options: WatchOptions) -> int:
 
 def exit_status(app: ToolstreamApp) -> int:
     """The app's own code, else the stream's as headless gives it once the stream has
-    ended (quitting before the end is not a failure)."""
+    ended (quitting before the end is not a failure); 128 + N after signal N, as
+    a shell reports a process the signal ended."""
+    if app.quit_by_signal is not None:
+        return 128 + app.quit_by_signal
     if app.return_code:
         return app.return_code
     return exit_code(app.session.state) if app.session.ended else 0
