@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -415,3 +417,16 @@ async def test_q_quits_with_the_diff_exit_code() -> None:
         await wait_loaded(pilot)
         await pilot.press("q")
     assert app.return_value == 1
+
+
+async def test_sigterm_quits_the_diff_as_a_shell_reports_it() -> None:
+    """`kill` quits the app (the terminal given back) with 143, not the diff's code."""
+    from toolstream_tui.app.diff_app import DiffApp
+
+    diff = diff_of(SAME_A, OTHER)
+    app = DiffApp(diff, exit_code_of(diff))
+    async with app.run_test() as pilot:
+        await wait_loaded(pilot)
+        os.kill(os.getpid(), signal.SIGTERM)  # handled on this loop while the app runs
+        await pilot.pause()
+    assert app.return_value == 128 + signal.SIGTERM

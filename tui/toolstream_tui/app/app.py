@@ -4,7 +4,6 @@ and shows it on a `StreamScreen`, which draws from the core's state."""
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -21,6 +20,7 @@ from ..options import WatchOptions
 from ..sources import Source
 from ..watch import Watch
 from .input_first import InputFirstApp
+from .signals import quit_on_signals
 from .stream_screen import StreamScreen
 
 
@@ -53,14 +53,11 @@ class ToolstreamApp(InputFirstApp):
         self.push_screen(self.stream)
         if self.options.notice:
             self.notify(self.options.notice, severity="warning", timeout=10)
-        loop = asyncio.get_running_loop()
-        for number in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(number, self.quit_on_signal, number)
+        quit_on_signals(self.quit_on_signal)
         self.run_stream()
 
     def quit_on_signal(self, number: int) -> None:
-        """`kill`, or Ctrl-C sent from outside (the terminal's own is a key here):
-        quit as `q` does, the terminal given back and --bundle written."""
+        """As `q` does: the terminal given back, --bundle written."""
         self.quit_by_signal = number
         self.call_later(self.action_quit)
 

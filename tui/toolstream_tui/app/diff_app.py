@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from ..core.diff import EXIT_TROUBLE
 from ..core.visible import inert
+from .signals import quit_on_signals
 from .widgets.key_footer import KeyFooter
 
 VALUE_CHARS = 60  # a value longer than this is cut, with its full length said
@@ -288,6 +289,7 @@ class DiffApp(App[int]):
             panels.append(Static(Text("no tool calls on either side", "dim"), id="no-lanes"))
         await self.body.mount_all(panels)
         self.body.focus()
+        quit_on_signals(lambda number: self.exit(128 + number))
         self.loaded.set()
 
     def action_quit_diff(self) -> None:
