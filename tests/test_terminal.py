@@ -75,32 +75,64 @@ def test_injected_escapes_do_not_reach_the_terminal(tmp_path: Path) -> None:
         tmux("-L", session, "kill-server")
 
 
+class Pane:
+    """A command in a tmux pane of its own (120x36). Its exit status comes from
+    the shell, not tmux: tmux sometimes marks the pane dead (its terminal closed)
+    without ever reporting the status of a process that exits right after
+    closing it."""
+
+    def __init__(self, command: str, exit_status: Path) -> None:
+        self.session = f"toolstream-{uuid.uuid4().hex[:8]}"
+        self.exit_status = exit_status
+        part = f"{exit_status}.part"
+        shell = f"{command}; echo $? > {part}; mv {part} {exit_status}"
+        self.tmux("new-session", "-d", "-s", self.session, "-x", "120", "-y", "36", shell)
+        self.tmux("set-option", "-g", "remain-on-exit", "on")
+
+    def tmux(self, *args: str) -> str:
+        return tmux("-L", self.session, *args)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.session)
+
+    def screen_once(self, found: Callable[[str], bool]) -> str:
+        screen = ""
+        deadline = time.monotonic() + 300  # only catches a hang (see conftest)
+        while not found(screen) and time.monotonic() < deadline:  # wait on the screen
+            screen = self.screen()
+            time.sleep(0.05)
+        return screen
+
+    def signal(self, number: signal.Signals) -> None:
+        """Send `number` to the command the pane's shell started."""
+        shell = self.tmux("display-message", "-p", "-t", self.session, "#{pane_pid}").strip()
+        [command] = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+        os.kill(int(command), number)
+
+    def status(self) -> str:
+        """The command's exit status, once it has ended."""
+        deadline = time.monotonic() + 300  # only catches a hang (see conftest)
+        while not self.exit_status.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.exit_status.read_text().strip()
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+
+
 def test_quitting_mid_stream_leaves_a_whole_recording(tmp_path: Path) -> None:
     """The app leaves at once after q (no interpreter teardown): what it recorded
     up to then is on disk, body and timing file agreeing, and replays."""
     recording = tmp_path / "demo.sse"
-    session = f"toolstream-{uuid.uuid4().hex[:8]}"
-    exit_status = tmp_path / "exit-status"
     app = f"{console_script('toolstream-tui')} --scenario demo --record {recording}"
-    # The exit status from the shell, not tmux: tmux sometimes marks the pane dead
-    # (its terminal closed) without ever reporting the status of a process that
-    # exits right after closing it.
-    shell = f"{app}; echo $? > {exit_status}.part; mv {exit_status}.part {exit_status}"
-    tmux("-L", session, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", shell)
+    pane = Pane(app, tmp_path / "exit-status")
     try:
-        tmux("-L", session, "set-option", "-g", "remain-on-exit", "on")
-        screen = ""
-        deadline = time.monotonic() + 300  # only catches a hang (see conftest)
-        while "#1 get_weather" not in screen and time.monotonic() < deadline:
-            screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
-            time.sleep(0.05)
+        screen = pane.screen_once(lambda text: "#1 get_weather" in text)
         assert "streaming" in screen, screen  # the demo paces its events: still going
-        tmux("-L", session, "send-keys", "-t", session, "q")
-        while not exit_status.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert exit_status.read_text().strip() == "0"
+        pane.tmux("send-keys", "-t", pane.session, "q")
+        assert pane.status() == "0"
     finally:
-        tmux("-L", session, "kill-server")
+        pane.close()
     replay = subprocess.run(
         [console_script("toolstream-tui"), "--headless", "--replay", str(recording)],
         capture_output=True,
@@ -114,75 +146,42 @@ def test_quitting_mid_stream_leaves_a_whole_recording(tmp_path: Path) -> None:
     assert [call["name"] for call in report["tool_calls"]] == ["get_weather", "get_weather"]
 
 
-def screen_until(session: str, found: Callable[[str], bool]) -> str:
-    screen = ""
-    deadline = time.monotonic() + 300  # only catches a hang (see conftest)
-    while not found(screen) and time.monotonic() < deadline:  # wait on the screen
-        screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
-        time.sleep(0.05)
-    return screen
+def test_sigterm_quits_the_app_as_q_does(tmp_path: Path) -> None:
+    """`kill` mid-stream: the terminal is given back, --bundle is written as the
+    stream stood, and the exit status is the shell's for SIGTERM (143)."""
+    bundle = tmp_path / "bundle"
+    app = f"{console_script('toolstream-tui')} --scenario demo --bundle {bundle}"
+    pane = Pane(app, tmp_path / "exit-status")
+    try:
+        screen = pane.screen_once(lambda text: "#1 get_weather" in text)
+        assert "streaming" in screen, screen  # the demo paces its events: still going
+        pane.signal(signal.SIGTERM)
+        assert pane.status() == "143"
+        assert "get_weather" not in pane.screen(), "the app's screen is gone from the terminal"
+    finally:
+        pane.close()
+    assert any(bundle.iterdir()), "the bundle was written"
 
 
 def test_sigterm_quits_the_request_list_with_the_fail_on_status(tmp_path: Path) -> None:
     """`kill` on the proxy's request list: the app quits as with q (the terminal is
     given back), and the exit status says --fail-on matched."""
-    session = f"toolstream-{uuid.uuid4().hex[:8]}"
-    exit_status = tmp_path / "exit-status"
     with StubServer("weather", speed=0) as stub:
         proxy = (
             f"{console_script('toolstream-tui')} proxy --upstream {stub.base_url} "
             "--listen 127.0.0.1:0 --fail-on any"
         )
-        shell = f"{proxy}; echo $? > {exit_status}.part; mv {exit_status}.part {exit_status}"
-        tmux("-L", session, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", shell)
+        pane = Pane(proxy, tmp_path / "exit-status")
         try:
-            tmux("-L", session, "set-option", "-g", "remain-on-exit", "on")
-            screen = screen_until(session, lambda text: "point your agent at" in text)
+            screen = pane.screen_once(lambda text: "point your agent at" in text)
             found = re.search(r"point your agent at (http://127\.0\.0\.1:\d+)", screen)
             assert found, screen
             with httpx.Client(timeout=60, trust_env=False) as http:
                 http.post(found[1] + "/scenarios/name-repeated/v1/chat/completions", content=b"{}")
-            screen = screen_until(session, lambda text: "finished" in text)
+            screen = pane.screen_once(lambda text: "finished" in text)
             assert "⚠" in screen, screen
-            shell_pid = tmux("-L", session, "display-message", "-p", "-t", session, "#{pane_pid}")
-            [app_pid] = (
-                Path(f"/proc/{shell_pid.strip()}/task/{shell_pid.strip()}/children")
-                .read_text()
-                .split()
-            )
-            os.kill(int(app_pid), signal.SIGTERM)
-            deadline = time.monotonic() + 300  # only catches a hang (see conftest)
-            while not exit_status.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert exit_status.read_text().strip() == "3"
-            screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
-            assert "following" not in screen, "the request list is gone from the terminal"
+            pane.signal(signal.SIGTERM)
+            assert pane.status() == "3"
+            assert "following" not in pane.screen(), "the request list is gone from the terminal"
         finally:
-            tmux("-L", session, "kill-server")
-
-
-def test_sigterm_quits_the_app_as_q_does(tmp_path: Path) -> None:
-    """`kill` mid-stream: the terminal is given back, --bundle is written as the
-    stream stood, and the exit status is the shell's for SIGTERM (143)."""
-    session = f"toolstream-{uuid.uuid4().hex[:8]}"
-    exit_status = tmp_path / "exit-status"
-    bundle = tmp_path / "bundle"
-    app = f"{console_script('toolstream-tui')} --scenario demo --bundle {bundle}"
-    shell = f"{app}; echo $? > {exit_status}.part; mv {exit_status}.part {exit_status}"
-    tmux("-L", session, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", shell)
-    try:
-        tmux("-L", session, "set-option", "-g", "remain-on-exit", "on")
-        screen = screen_until(session, lambda text: "#1 get_weather" in text)
-        assert "streaming" in screen, screen  # the demo paces its events: still going
-        pane = tmux("-L", session, "display-message", "-p", "-t", session, "#{pane_pid}")
-        [app_pid] = Path(f"/proc/{pane.strip()}/task/{pane.strip()}/children").read_text().split()
-        os.kill(int(app_pid), signal.SIGTERM)
-        deadline = time.monotonic() + 300  # only catches a hang (see conftest)
-        while not exit_status.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert exit_status.read_text().strip() == "143"
-        screen = tmux("-L", session, "capture-pane", "-p", "-t", session)
-        assert "get_weather" not in screen, "the app's screen is gone from the terminal"
-    finally:
-        tmux("-L", session, "kill-server")
-    assert any(bundle.iterdir()), "the bundle was written"
+            pane.close()
