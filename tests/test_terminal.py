@@ -120,15 +120,24 @@ class Pane:
         self.tmux("kill-server")
 
 
+def demo_mid_stream(tmp_path: Path, options: str) -> Pane:
+    """The app on its demo, once the second call is on screen and the stream goes on
+    (the demo paces its events)."""
+    app = f"{console_script('toolstream-tui')} --scenario demo {options}"
+    pane = Pane(app, tmp_path / "exit-status")
+    screen = pane.screen_once(lambda text: "#1 get_weather" in text)
+    if "streaming" not in screen:
+        pane.close()
+        raise AssertionError(screen)
+    return pane
+
+
 def test_quitting_mid_stream_leaves_a_whole_recording(tmp_path: Path) -> None:
     """The app leaves at once after q (no interpreter teardown): what it recorded
     up to then is on disk, body and timing file agreeing, and replays."""
     recording = tmp_path / "demo.sse"
-    app = f"{console_script('toolstream-tui')} --scenario demo --record {recording}"
-    pane = Pane(app, tmp_path / "exit-status")
+    pane = demo_mid_stream(tmp_path, f"--record {recording}")
     try:
-        screen = pane.screen_once(lambda text: "#1 get_weather" in text)
-        assert "streaming" in screen, screen  # the demo paces its events: still going
         pane.tmux("send-keys", "-t", pane.session, "q")
         assert pane.status() == "0"
     finally:
@@ -150,11 +159,8 @@ def test_sigterm_quits_the_app_as_q_does(tmp_path: Path) -> None:
     """`kill` mid-stream: the terminal is given back, --bundle is written as the
     stream stood, and the exit status is the shell's for SIGTERM (143)."""
     bundle = tmp_path / "bundle"
-    app = f"{console_script('toolstream-tui')} --scenario demo --bundle {bundle}"
-    pane = Pane(app, tmp_path / "exit-status")
+    pane = demo_mid_stream(tmp_path, f"--bundle {bundle}")
     try:
-        screen = pane.screen_once(lambda text: "#1 get_weather" in text)
-        assert "streaming" in screen, screen  # the demo paces its events: still going
         pane.signal(signal.SIGTERM)
         assert pane.status() == "143"
         assert "get_weather" not in pane.screen(), "the app's screen is gone from the terminal"
