@@ -323,8 +323,12 @@ async def run_request_list(
     tune_garbage_collector()  # as the app watching one stream does, once Textual is loaded
     stop = asyncio.Event()
     apps: list[ProxyApp] = []
-    # A signal quits the app as `q` does: the terminal is given back.
-    with stopped_by_signals(stop, also=lambda: [app.exit() for app in apps]) as on_server:
+
+    def quit_apps() -> None:  # as `q` does: the terminal is given back
+        for app in apps:
+            app.exit()
+
+    with stopped_by_signals(stop, also=quit_apps) as on_server:
         server = start_server(config, log)
         if server is None:
             return EXIT_FAILED

@@ -347,7 +347,7 @@ class Relay:
             await self._start()
             # What came with the head goes on now, not a turn of the loop later:
             # while many requests start at once, each turn is long.
-            if (batch := reads.held()) is not None:
+            if (batch := reads.take_held()) is not None:
                 await self._pass_on(batch)
             await self._copy_until_the_client_leaves(reads, receive)
         finally:
@@ -444,8 +444,8 @@ class Batches(Protocol):
     one write, and nothing waits for more: a batch is what had arrived when the
     relay was free."""
 
-    def held(self) -> tuple[bytes, float] | None:
-        """What has arrived and not been taken, without waiting; None if nothing."""
+    def take_held(self) -> tuple[bytes, float] | None:
+        """Takes what has arrived, without waiting; None if nothing has."""
 
     async def take(self) -> tuple[bytes, float] | None:
         """Waits for a batch; None once the body is over. Raises what ended the
@@ -500,7 +500,7 @@ class UpstreamReads:
             self._over = True
             self._arrived.set()
 
-    def held(self) -> tuple[bytes, float] | None:
+    def take_held(self) -> tuple[bytes, float] | None:
         if not self._pieces:
             return None
         data = b"".join(self._pieces)
@@ -516,7 +516,7 @@ class UpstreamReads:
                 return None
             self._arrived.clear()
             await self._arrived.wait()
-        return self.held()
+        return self.take_held()
 
     async def stop(self) -> None:
         self._task.cancel()

@@ -266,7 +266,7 @@ class UpstreamBody(httpx.AsyncByteStream):
         while (batch := await self.take()) is not None:
             yield batch[0]
 
-    def held(self) -> tuple[bytes, float] | None:
+    def take_held(self) -> tuple[bytes, float] | None:
         """What has arrived and not been taken, without waiting; None if nothing."""
         return self._connection.take_held()
 
