@@ -15,9 +15,9 @@ import pytest
 from toolstream_stubs import load_scenario
 from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import SSEEvent, StreamSession, StreamState, build_report, exit_code
-from toolstream_tui.core.anthropic import AnthropicMessagesDialect
-from toolstream_tui.core.chat import ChatCompletionsDialect
-from toolstream_tui.core.detect import (
+from toolstream_tui.core.dialects.anthropic import AnthropicMessagesDialect
+from toolstream_tui.core.dialects.chat import ChatCompletionsDialect
+from toolstream_tui.core.dialects.detect import (
     DIALECTS,
     UNDECIDED_LIMIT,
     DetectingDialect,
@@ -25,8 +25,8 @@ from toolstream_tui.core.detect import (
     dialect_of_event,
     make_dialect,
 )
+from toolstream_tui.core.dialects.responses import OpenAIResponsesDialect
 from toolstream_tui.core.events import DialectDetected, StreamEvent
-from toolstream_tui.core.responses import OpenAIResponsesDialect
 
 CHAT, ANTHROPIC, RESPONSES = "openai-chat", "anthropic", "openai-responses"
 DIALECT_OF_ENDPOINT = {

@@ -23,7 +23,7 @@ from .command_line import (
 )
 from .core import StreamSession, StreamState, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
-from .core.detect import DIALECTS
+from .core.dialects.detect import DIALECTS
 from .core.events import Status
 from .core.report import EXIT_FAILED, report_pieces
 from .core.session import MAX_BYTES, MAX_EVENT_BYTES

@@ -16,7 +16,7 @@ from typing import Any
 
 from .command_line import missing_terminal
 from .core import StreamSession, StreamState
-from .core.detect import DIALECTS
+from .core.dialects.detect import DIALECTS
 from .core.diff import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_TROUBLE, diff_states
 from .core.report import printable_json
 from .core.visible import inert

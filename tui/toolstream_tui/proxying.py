@@ -25,7 +25,7 @@ from .command_line import (
     prepare_descriptor_table,
     tune_garbage_collector,
 )
-from .core.detect import DIALECTS
+from .core.dialects.detect import DIALECTS
 from .core.report import printable_json
 from .core.visible import inert
 from .proxy_log import DEFAULT_KEEP, Change, ProxyLog, RequestRecord

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .detect import make_dialect
-from .dialect import excerpt
+from .dialects.base import excerpt
+from .dialects.detect import make_dialect
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .schema import declared_tools
 from .sse import SSEComment, SSEDecoder

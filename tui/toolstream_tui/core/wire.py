@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dialect import compact_json
+from .dialects.base import compact_json
 from .strict_json import loads_envelope
 
 

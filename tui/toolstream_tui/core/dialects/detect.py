@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..sse import SSEEvent
+from ..state import StreamState
+from ..strict_json import loads_envelope
 from .anthropic import MESSAGE_EVENTS, AnthropicMessagesDialect
+from .base import Dialect, as_dict
 from .chat import DONE, ChatCompletionsDialect
-from .dialect import Dialect, as_dict
 from .responses import OpenAIResponsesDialect
-from .sse import SSEEvent
-from .state import StreamState
-from .strict_json import loads_envelope
 
 DIALECTS: dict[str, type[Dialect]] = {
     dialect.name: dialect

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .sse import SSEEvent
-from .state import StreamState
-from .strict_json import loads
+from ..sse import SSEEvent
+from ..state import StreamState
+from ..strict_json import loads
 
 
 def compact_json(value: Any) -> str:

@@ -18,8 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chat import DONE
-from .dialect import (
+from ..diff import first_difference
+from ..events import Channel
+from ..sse import SSEEvent
+from ..state import CallSlot
+from .base import (
     Dialect,
     as_dict,
     as_int,
@@ -28,10 +31,7 @@ from .dialect import (
     compact_json,
     gap_detail,
 )
-from .diff import first_difference
-from .events import Channel
-from .sse import SSEEvent
-from .state import CallSlot
+from .chat import DONE
 
 TEXT_EVENTS = {
     "response.output_text.delta": Channel.CONTENT,

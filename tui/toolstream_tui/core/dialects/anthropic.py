@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .dialect import Dialect, as_dict, as_int, as_list, as_text, compact_json
-from .events import Channel
-from .sse import SSEEvent
-from .state import CallSlot
+from ..events import Channel
+from ..sse import SSEEvent
+from ..state import CallSlot
+from .base import Dialect, as_dict, as_int, as_list, as_text, compact_json
 
 MESSAGE_EVENTS = frozenset(
     {

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .dialect import Dialect, as_list, as_text, compact_json, excerpt, gap_detail, index_in_range
-from .events import Channel
-from .sse import SSEEvent
-from .state import CallSlot, StreamState
-from .strict_json import loads, loads_envelope
+from ..events import Channel
+from ..sse import SSEEvent
+from ..state import CallSlot, StreamState
+from ..strict_json import loads, loads_envelope
+from .base import Dialect, as_list, as_text, compact_json, excerpt, gap_detail, index_in_range
 
 DONE = "[DONE]"
 TEXT_CHANNELS = {
