@@ -51,6 +51,6 @@ def test_dialect_override_reads_the_stream_as_told(cli: CliRunner) -> None:
 
 
 def test_unknown_dialect_is_a_usage_error(cli: CliRunner) -> None:
-    result = cli("--headless", "--dialect", "gemini")
+    result = cli("--headless", "--dialect", "palm")
     assert result.returncode == 2
-    assert "invalid choice: 'gemini'" in result.stderr
+    assert "invalid choice: 'palm'" in result.stderr

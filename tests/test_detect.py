@@ -34,13 +34,30 @@ DIALECT_OF_ENDPOINT = {
     "/v1/messages": ANTHROPIC,
     "/v1/responses": RESPONSES,
 }
+# A scenario's name says its dialect (chat completions when no prefix does).
+DIALECT_OF_PREFIX = {
+    "anthropic-": ANTHROPIC,
+    "responses-": RESPONSES,
+    "gemini-": "gemini",
+    "vertex-": "gemini",
+    "bedrock-": "bedrock",
+    "cohere-": "cohere",
+    "ollama-": "ollama",
+    "aisdk-": "ai-sdk-ui",
+}
 NAMES = scenario_names()
 ANTHROPIC_NAMES = [name for name in NAMES if name.startswith("anthropic-")]
 RESPONSES_NAMES = [name for name in NAMES if name.startswith("responses-")]
-CHAT_NAMES = [name for name in NAMES if name not in ANTHROPIC_NAMES + RESPONSES_NAMES]
+CHAT_NAMES = [name for name in NAMES if not name.startswith(tuple(DIALECT_OF_PREFIX))]
 STREAMED_NON_CHAT = [
-    name for name in ANTHROPIC_NAMES + RESPONSES_NAMES if load_scenario(name).is_sse
+    name for name in NAMES if name not in CHAT_NAMES and load_scenario(name).is_sse
 ]
+SSE_TYPED = [name for name in ANTHROPIC_NAMES + RESPONSES_NAMES if load_scenario(name).is_sse]
+
+
+def dialect_of_scenario(name: str) -> str:
+    prefix = next((prefix for prefix in DIALECT_OF_PREFIX if name.startswith(prefix)), None)
+    return CHAT if prefix is None else DIALECT_OF_PREFIX[prefix]
 
 
 # -- running ----------------------------------------------------------------------
@@ -115,7 +132,7 @@ def test_scenario_families_are_not_empty_and_match_their_endpoints() -> None:
 @pytest.mark.parametrize("split", ["whole", "random"])
 @pytest.mark.parametrize("name", NAMES)
 def test_every_stub_scenario_is_detected_as_its_dialect(name: str, split: str) -> None:
-    expected = DIALECT_OF_ENDPOINT[load_scenario(name).endpoint]
+    expected = dialect_of_scenario(name)
     _, events, report = play_scenario(name, split=split)
     assert report["dialect"] == expected
     assert detected(events) == [expected]
@@ -127,10 +144,10 @@ def test_detection_is_made_from_the_first_event(name: str) -> None:
     session = StreamSession("test")
     session.open(scenario.status, scenario.content_type)
     first = session.feed(scenario.events[0], 0.0)
-    assert detected(first) == [DIALECT_OF_ENDPOINT[scenario.endpoint]]
+    assert detected(first) == [dialect_of_scenario(name)]
 
 
-@pytest.mark.parametrize("name", STREAMED_NON_CHAT)
+@pytest.mark.parametrize("name", SSE_TYPED)
 def test_data_only_streams_are_detected_by_the_data_type(name: str) -> None:
     expected = DIALECT_OF_ENDPOINT[load_scenario(name).endpoint]
     body = without_event_lines(name)
@@ -203,9 +220,11 @@ def test_stub_calls_come_out_with_their_ids_and_arguments() -> None:
 # -- the override ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ANTHROPIC_NAMES + RESPONSES_NAMES + ["weather", "parallel"])
+@pytest.mark.parametrize(
+    "name", [*(n for n in NAMES if n not in CHAT_NAMES), "weather", "parallel"]
+)
 def test_naming_the_right_dialect_gives_the_detected_report(name: str) -> None:
-    expected = DIALECT_OF_ENDPOINT[load_scenario(name).endpoint]
+    expected = dialect_of_scenario(name)
     _, events, named = play_scenario(name, dialect=expected)
     _, _, detected_report = play_scenario(name)
     assert named == detected_report

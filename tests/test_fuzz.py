@@ -105,6 +105,22 @@ def room_to_compare() -> Iterator[None]:
         sys.setrecursionlimit(limit)
 
 
+def check_array_elements(body: bytes, events: list[Any]) -> None:
+    """A body that is a JSON array (made by json.dumps) is a stream of its elements:
+    each event is one element's text, exactly as written (a piece of the body, when
+    the body is not JSON)."""
+    datas = [event.data for event in events if isinstance(event, WireEvent)]
+    with room_to_compare():
+        try:
+            elements = json.loads(body)
+        except ValueError:  # not JSON (cut short): each event is still a piece of it
+            text = body.decode("utf-8", errors="replace")
+            assert all(data in text for data in datas)
+            return
+        expected = [json.dumps(element) for element in elements]
+    assert datas == expected
+
+
 def end(session: StreamSession, ending: str, t: float) -> list[Any]:
     if ending == "interrupt":
         return session.interrupt("connection reset by peer", t)
@@ -186,6 +202,8 @@ def check(
         kept = ref.trailing[:REPORTED_CHARS]  # the report keeps the start, and the length
         assert report["trailing"] == kept, "undispatched bytes were lost"
         assert report["trailing_chars"] == len(ref.trailing)
+    elif session.mode == "json-array" and status < 400:
+        check_array_elements(body, events)
     else:
         assert state.events == 0
 

@@ -1,7 +1,10 @@
-"""Every kind of anomaly the core can name: what `--fail-on` accepts and the
-README's table documents (tests hold both to this list)."""
+"""Every kind of anomaly the core can name: those any stream can show, and each
+dialect's own (`Dialect.anomaly_kinds`). What `--fail-on` accepts and the README's
+table documents (tests hold both to this list)."""
 
 from __future__ import annotations
+
+from .dialects.detect import DIALECTS
 
 COMMON = frozenset(
     {
@@ -15,6 +18,7 @@ COMMON = frozenset(
         "event-type-mismatch",
         "fragment-after-complete-json",
         "fragment-after-finish",
+        "frame-invalid",
         "index-gap",
         "index-out-of-range",
         "idle-timeout",
@@ -31,50 +35,4 @@ COMMON = frozenset(
         "unterminated-event",
     }
 )
-CHAT = frozenset(
-    {
-        "arguments-object",
-        "data-after-done",
-        "done-missing",
-        "extra-choice",
-        "finish-missing",
-        "finish-stop-with-tools",
-        "finish-tools-without-calls",
-        "id-changed",
-        "id-late",
-        "id-missing",
-        "id-repeated",
-        "index-missing",
-        "index-reused",
-        "name-changed",
-        "name-late",
-        "name-missing",
-        "name-repeated",
-    }
-)
-ANTHROPIC = frozenset(
-    {
-        "block-index-reused",
-        "block-not-stopped",
-        "block-stopped-twice",
-        "data-after-stop",
-        "delta-after-stop",
-        "delta-type-mismatch",
-        "delta-without-start",
-        "start-input-with-deltas",
-        "stop-reason-missing",
-        "stop-without-start",
-    }
-)
-RESPONSES = frozenset(
-    {
-        "data-after-completed",
-        "delta-after-done",
-        "delta-without-item",
-        "done-mismatch",
-        "done-without-item",
-        "output-index-reused",
-        "sequence-gap",
-    }
-)
-ANOMALY_KINDS = COMMON | CHAT | ANTHROPIC | RESPONSES
+ANOMALY_KINDS = COMMON.union(*(dialect.anomaly_kinds for dialect in DIALECTS.values()))

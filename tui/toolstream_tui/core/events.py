@@ -67,7 +67,9 @@ class Anomaly:
 class ResponseOpened:
     status: int
     content_type: str
-    mode: str  # "sse", "json" or "body" (a response that is not a stream)
+    # A stream's framing ("sse", "ndjson", "json-array", "eventstream"), "json" (a
+    # complete response), "sniff" (untyped: told by its first bytes), "error" or "body".
+    mode: str
 
 
 @dataclass(slots=True)

@@ -1,4 +1,8 @@
-"""One stream, from response head to end: bytes → SSE → dialect → state.
+"""One stream, from response head to end: bytes → events → dialect → state.
+
+The events are framed as the body is: Server-Sent Events, NDJSON lines, a JSON
+array written element by element, or AWS event-stream frames (see `framing`),
+told by the content type or, when it says nothing, by the first bytes.
 
 A source (HTTP, replay, stub) calls `open`, then `feed` for every read, then
 `close` at end of body or `fail` when the transport broke. Each call returns the
@@ -13,8 +17,10 @@ from typing import Any
 from .dialects.base import excerpt
 from .dialects.detect import make_dialect
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
+from .eventstream import EVENTSTREAM_TYPE, EventStreamDecoder, looks_like_eventstream
+from .framing import NDJSON_TYPES, Framer, JSONArrayDecoder, LineDecoder
 from .schema import declared_tools
-from .sse import SSEComment, SSEDecoder
+from .sse import BOM, SSEComment, SSEDecoder
 from .state import STALL_SECONDS, StreamState
 from .strict_json import loads_envelope
 
@@ -31,12 +37,27 @@ SSE_FIELDS = (b"", b"data", b"event", b"id", b"retry")  # b"" + ":" is a comment
 _LATER_SSE_LINE = re.compile(rb"[\r\n](?:data|event):")
 
 
+FRAMERS: dict[str, type[Framer]] = {
+    "sse": SSEDecoder,
+    "ndjson": LineDecoder,
+    "json-array": JSONArrayDecoder,
+    "eventstream": EventStreamDecoder,
+}
+FRAMING_OF_TYPE = {
+    SSE_TYPE: "sse",
+    EVENTSTREAM_TYPE: "eventstream",
+    **{media: "ndjson" for media in NDJSON_TYPES},
+}
+
+
 def _mode_for(status: int, content_type: str) -> str:
+    """`error`, a framing (a stream of events), `json` (a complete response, or a
+    JSON array written progressively), `sniff` (look at the body) or `body`."""
     media = content_type.partition(";")[0].strip().lower()
     if status >= 400:
         return "error"
-    if media == SSE_TYPE:
-        return "sse"
+    if media in FRAMING_OF_TYPE:
+        return FRAMING_OF_TYPE[media]
     if media == "":
         return "sniff"  # no content type (a bare recording, a terse server): look at the body
     if media == JSON_TYPE or media.endswith("+json"):
@@ -45,14 +66,19 @@ def _mode_for(status: int, content_type: str) -> str:
 
 
 def sniffed_mode(head: bytes, final: bool) -> str | None:
-    """What an untyped body is, from its first bytes: `sse`, `json` (a complete
-    response), `body` (neither), `empty`; None while its first bytes could still
-    be either (`final`: no more bytes will come)."""
-    lines = head.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
+    """What an untyped body is, from its first bytes: a framing (`sse`, `ndjson`,
+    `json-array`, `eventstream`), `json` (a complete response), `body` (none of
+    these), `empty`; None while its first bytes could still be more than one
+    (`final`: no more bytes will come)."""
+    if looks_like_eventstream(head):
+        return "eventstream"
+    lines = head.removeprefix(BOM).lstrip(b"\r\n")
     if not lines.strip():
         return "empty" if final else None
-    if lines.lstrip()[:1] in (b"{", b"["):
-        return "json"
+    if lines.lstrip()[:1] == b"[":
+        return "json-array"
+    if lines.lstrip()[:1] == b"{":
+        return _json_or_lines(lines.strip(), final)
     first = re.split(rb"[\r\n]", lines, maxsplit=1)[0]
     name, colon, _ = first.partition(b":")
     ended = bool(colon) or len(first) < len(lines)
@@ -63,6 +89,21 @@ def sniffed_mode(head: bytes, final: bool) -> str | None:
     if final or len(lines) >= SNIFF_BYTES:
         return "body"
     return None  # a data line may still come
+
+
+def _json_or_lines(body: bytes, final: bool) -> str | None:
+    """One JSON object (`json`), or one per line (`ndjson`): told by a first line
+    that is a whole object with another line after it."""
+    first, newline, rest = body.partition(b"\n")
+    if not newline:
+        return "json" if final or len(body) >= SNIFF_BYTES else None
+    if not rest.strip():
+        return None if not final else "json"
+    try:
+        whole = isinstance(loads_envelope(first.decode("utf-8", errors="replace")), dict)
+    except ValueError:
+        whole = False
+    return "ndjson" if whole and rest.lstrip()[:1] == b"{" else "json"
 
 
 def _looks_like_sse(text: str) -> bool:
@@ -122,8 +163,9 @@ class StreamSession:
             stall_threshold=stall_threshold,
         )
         self.dialect = make_dialect(self.state, dialect)
-        self.decoder = SSEDecoder(max_event_bytes)
+        self.decoder: Framer = SSEDecoder(max_event_bytes)
         self.mode = "sse"
+        self._sniffing = False  # the first bytes may still change the mode
         self.content_type = ""
         self._body: list[bytes] = []
         self._body_bytes = 0
@@ -142,7 +184,12 @@ class StreamSession:
         self.retry_after = _header(headers or {}, "retry-after")
         self.content_type = content_type
         self.mode = _mode_for(status, content_type)
+        self._sniffing = self.mode in ("sniff", "json")
+        if self.mode in FRAMERS:
+            self.decoder = FRAMERS[self.mode](self.max_event_bytes)
         self.state.outbox.append(ResponseOpened(status, content_type, self.mode))
+        if status < 400:
+            self.dialect.on_open(content_type, headers or {})
         return self.state.drain()
 
     def requested(self, body: str | None) -> list[StreamEvent]:
@@ -170,12 +217,13 @@ class StreamSession:
         self.state.bytes_received += len(chunk)
         self.state.last_data_at = t
         self.state.read_times.append(t)
-        if self.mode == "sse":
+        if self.mode in FRAMERS:
             self._take_sse(self.decoder.feed(chunk), t)
+            self._note_framing_problems()
         else:
             self._body.append(chunk)
             self._body_bytes += len(chunk)
-            if self.mode == "sniff":
+            if self._sniffing:
                 self._sniff(t, final=False)
         self.state.read_events.append(self.state.events)
         if over_total:
@@ -183,17 +231,22 @@ class StreamSession:
         if self.decoder.oversized:
             return self._cut(self._event_too_long(), t)
         limit = self.max_event_bytes
-        if self.mode != "sse" and self._body_bytes > limit:  # a whole body is one event
+        if self.mode not in FRAMERS and self._body_bytes > limit:  # a whole body is one event
             return self._cut(f"the response body passed the size limit of {limit} bytes", t)
         return self.state.drain()
 
     def _event_too_long(self) -> str:
         limit = self.max_event_bytes
-        return f"one SSE event passed the size limit of {limit} bytes (kept in trailing)"
+        what = "SSE event" if self.mode == "sse" else "event"
+        return f"one {what} passed the size limit of {limit} bytes (kept in trailing)"
 
     def _cut(self, reason: str, t: float) -> list[StreamEvent]:
         self.state.note("limit-reached", None, f"{reason}; reading stopped there", None)
         return self.state.drain() + self.close(t)
+
+    def _note_framing_problems(self) -> None:
+        for problem in self.decoder.take_problems():
+            self.state.note("frame-invalid", None, problem, self.state.events)
 
     def _note_invalid_utf8(self, event: int | None) -> None:
         where = f"event {event}" if event is not None else "the unterminated last event"
@@ -210,21 +263,23 @@ class StreamSession:
             return []
         self._closed = True
         trailing = ""
-        if self.mode == "sniff":
+        if self._sniffing:
             self._sniff(t, final=True)
-        if self.mode != "sse":
+        if self.mode not in FRAMERS:
             self._settle_body(t)  # may find a stream sent under the wrong content type
         self.state.closing()
-        if self.mode == "sse":
+        if self.mode in FRAMERS:
             items, trailing = self.decoder.close()
             self._take_sse(items, t)
+            self._note_framing_problems()
             if self.decoder.invalid_tail:
                 self._note_invalid_utf8(None)
             if trailing and not self.decoder.oversized:  # limit-reached says why
+                end = "blank line" if self.mode == "sse" else "complete event"
                 self.state.note(
                     "unterminated-event",
                     None,
-                    f"bytes after the last blank line were not dispatched: {excerpt(trailing)!r}",
+                    f"bytes after the last {end} were not dispatched: {excerpt(trailing)!r}",
                     self.state.events,
                 )
         self._note_unknown_dialect()
@@ -268,13 +323,17 @@ class StreamSession:
         """An untyped body: once its first bytes tell what it is, read it as that."""
         head = b"".join(self._body)
         mode = sniffed_mode(head, final)
+        if self.mode == "json" and mode not in (None, "json-array"):
+            mode = "json"  # typed as JSON: a stream only when it is an array
         if mode is None:
             self._body = [head]
             return
-        self.mode = mode
-        if mode == "sse":
+        self.mode, self._sniffing = mode, False
+        if mode in FRAMERS:
             self._body, self._body_bytes = [], 0
+            self.decoder = FRAMERS[mode](self.max_event_bytes)
             self._take_sse(self.decoder.feed(head), t)
+            self._note_framing_problems()
         elif mode == "empty":
             self.state.fail("empty response: no content type and no bytes")
 

@@ -113,6 +113,10 @@ class SSEDecoder:
         self._check_pending()
         return blocks
 
+    def take_problems(self) -> list[str]:
+        """What could not be framed (nothing, for SSE: every byte frames)."""
+        return []
+
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: comments still pending, and the text of an event that
         never got its blank line (not dispatched)."""

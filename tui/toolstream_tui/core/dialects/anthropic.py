@@ -47,6 +47,33 @@ class Block:
 
 class AnthropicMessagesDialect(Dialect):
     name = "anthropic"
+    anomaly_kinds = frozenset(
+        {
+            "block-index-reused",
+            "block-not-stopped",
+            "block-stopped-twice",
+            "data-after-stop",
+            "delta-after-stop",
+            "delta-type-mismatch",
+            "delta-without-start",
+            "start-input-with-deltas",
+            "stop-reason-missing",
+            "stop-without-start",
+        }
+    )
+
+    @classmethod
+    def claims_event(cls, event: SSEEvent, payload: dict[str, Any] | None) -> bool:
+        if event.event in MESSAGE_EVENTS:
+            return True
+        kind = payload.get("type") if payload is not None else None
+        # Anthropic nests its error object; Responses puts code and message on top.
+        nested_error = kind == "error" and isinstance(as_dict(payload).get("error"), dict)
+        return kind in MESSAGE_EVENTS or nested_error
+
+    @classmethod
+    def claims_completion(cls, body: dict[str, Any]) -> bool:
+        return body.get("type") in ("message", "error")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -4,6 +4,7 @@ anomaly shortcut, and JSON payload decoding."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..sse import SSEEvent
@@ -33,9 +34,32 @@ def index_in_range(index: int) -> bool:
 
 
 class Dialect:
-    """Turns one provider's SSE events into calls on `StreamState`."""
+    """Turns one provider's events into calls on `StreamState`.
+
+    Each framing (SSE, NDJSON lines, JSON-array elements, AWS event-stream frames) hands
+    its events over as `SSEEvent`s: `event` is the SSE `event:` line or the frame's event
+    type, `data` the payload text. A dialect says which streams are its own with the
+    `claims_*` class methods (see `detect`)."""
 
     name = "?"
+    anomaly_kinds: frozenset[str] = frozenset()  # kinds only this dialect names
+
+    @classmethod
+    def claims_head(cls, media_type: str, headers: Mapping[str, str]) -> bool:
+        """Does the response head alone (lower-cased media type and header names) tell
+        that the stream is this dialect's?"""
+        return False
+
+    @classmethod
+    def claims_event(cls, event: SSEEvent, payload: dict[str, Any] | None) -> bool:
+        """Does this early event tell that the stream is this dialect's? `payload` is
+        the event's data decoded, when it is a JSON object."""
+        return False
+
+    @classmethod
+    def claims_completion(cls, body: dict[str, Any]) -> bool:
+        """Is this complete (non-streaming) JSON body this dialect's?"""
+        return False
 
     def __init__(self, state: StreamState) -> None:
         self.state = state
@@ -46,6 +70,9 @@ class Dialect:
     def current(self) -> Dialect:
         """The dialect doing the work (a detector hands over once it knows)."""
         return self
+
+    def on_open(self, content_type: str, headers: Mapping[str, str]) -> None:
+        """The response head arrived (a detector may tell the dialect from it)."""
 
     def on_event(self, event: SSEEvent, t: float) -> None:
         self.event, self.t = event.number, t

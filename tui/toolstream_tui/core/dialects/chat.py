@@ -43,6 +43,37 @@ def _tool_fragments(chunk: Any) -> Iterator[Any]:
 
 class ChatCompletionsDialect(Dialect):
     name = "openai-chat"
+    anomaly_kinds = frozenset(
+        {
+            "arguments-object",
+            "data-after-done",
+            "done-missing",
+            "extra-choice",
+            "finish-missing",
+            "finish-stop-with-tools",
+            "finish-tools-without-calls",
+            "id-changed",
+            "id-late",
+            "id-missing",
+            "id-repeated",
+            "index-missing",
+            "index-reused",
+            "name-changed",
+            "name-late",
+            "name-missing",
+            "name-repeated",
+        }
+    )
+
+    @classmethod
+    def claims_event(cls, event: SSEEvent, payload: dict[str, Any] | None) -> bool:
+        if payload is None:
+            return event.data.strip() == DONE
+        return "choices" in payload or str(payload.get("object", "")).startswith("chat.completion")
+
+    @classmethod
+    def claims_completion(cls, body: dict[str, Any]) -> bool:
+        return "choices" in body or str(body.get("object", "")).startswith("chat.completion")
 
     def __init__(self, state: StreamState) -> None:
         super().__init__(state)

@@ -1,62 +1,67 @@
-"""Which dialect a stream speaks, told from its first events (the content type
-alone does not tell: all three send text/event-stream)."""
+"""Which dialect a stream speaks, told from its response head (a content type or
+header only one provider sends) or its first events: several dialects share one
+content type, so the events usually tell."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..sse import SSEEvent
 from ..state import StreamState
 from ..strict_json import loads_envelope
-from .anthropic import MESSAGE_EVENTS, AnthropicMessagesDialect
+from .anthropic import AnthropicMessagesDialect
 from .base import Dialect, as_dict
-from .chat import DONE, ChatCompletionsDialect
+from .bedrock import BedrockDialect
+from .chat import ChatCompletionsDialect
+from .cohere import CohereDialect
+from .gemini import GeminiDialect
+from .ollama import OllamaDialect
 from .responses import OpenAIResponsesDialect
+from .ui_message import UIMessageStreamDialect
 
+# In the order they are asked: each claims only shapes no dialect before it claims.
 DIALECTS: dict[str, type[Dialect]] = {
     dialect.name: dialect
-    for dialect in (ChatCompletionsDialect, AnthropicMessagesDialect, OpenAIResponsesDialect)
+    for dialect in (
+        AnthropicMessagesDialect,
+        UIMessageStreamDialect,
+        CohereDialect,
+        GeminiDialect,
+        OllamaDialect,
+        BedrockDialect,
+        OpenAIResponsesDialect,
+        ChatCompletionsDialect,
+    )
 }
+FALLBACK = ChatCompletionsDialect.name
 UNDECIDED_LIMIT = 16  # events to hold back before falling back to chat completions
 
 
+def dialect_of_head(content_type: str, headers: Mapping[str, str]) -> str | None:
+    media = content_type.partition(";")[0].strip().lower()
+    lowered = {key.lower(): value for key, value in headers.items()}
+    return next((d.name for d in DIALECTS.values() if d.claims_head(media, lowered)), None)
+
+
 def dialect_of_event(event: SSEEvent) -> str | None:
-    if event.event in MESSAGE_EVENTS:
-        return AnthropicMessagesDialect.name
-    if event.event.startswith("response."):
-        return OpenAIResponsesDialect.name
-    if event.data.strip() == DONE:
-        return ChatCompletionsDialect.name
     try:
-        payload = loads_envelope(event.data)
+        decoded = loads_envelope(event.data)
     except ValueError:
-        return None
-    return dialect_of_payload(payload) if isinstance(payload, dict) else None
+        decoded = None
+    return dialect_of_payload(decoded if isinstance(decoded, dict) else None, event)
 
 
-def dialect_of_payload(payload: dict[str, Any]) -> str | None:
-    kind = payload.get("type")
-    if not isinstance(kind, str | None):
+def dialect_of_payload(payload: dict[str, Any] | None, event: SSEEvent | None = None) -> str | None:
+    event = event or SSEEvent(0, "", "", None, None)
+    if payload is not None and not isinstance(payload.get("type"), str | None):
         return None
-    if kind in MESSAGE_EVENTS:
-        return AnthropicMessagesDialect.name
-    if isinstance(kind, str) and kind.startswith("response."):
-        return OpenAIResponsesDialect.name
-    if kind == "error":  # Anthropic nests the error; Responses puts code/message on top
-        nested = isinstance(payload.get("error"), dict)
-        return AnthropicMessagesDialect.name if nested else OpenAIResponsesDialect.name
-    if "choices" in payload or str(payload.get("object", "")).startswith("chat.completion"):
-        return ChatCompletionsDialect.name
-    return None
+    return next((d.name for d in DIALECTS.values() if d.claims_event(event, payload)), None)
 
 
 def dialect_of_completion(body: Any) -> str:
     body = as_dict(body)
-    if body.get("type") == "message" or body.get("type") == "error":
-        return AnthropicMessagesDialect.name
-    if body.get("object") == "response":
-        return OpenAIResponsesDialect.name
-    return ChatCompletionsDialect.name
+    return next((d.name for d in DIALECTS.values() if d.claims_completion(body)), FALLBACK)
 
 
 class DetectingDialect(Dialect):
@@ -74,6 +79,11 @@ class DetectingDialect(Dialect):
     def current(self) -> Dialect:
         return self.chosen or self
 
+    def on_open(self, content_type: str, headers: Mapping[str, str]) -> None:
+        name = dialect_of_head(content_type, headers)
+        if name is not None and self.chosen is None:
+            self._choose(name)
+
     def on_event(self, event: SSEEvent, t: float) -> None:
         if self.chosen is not None:
             self.chosen.on_event(event, t)
@@ -84,12 +94,13 @@ class DetectingDialect(Dialect):
             self.note(
                 "dialect-unknown", None, "no event told the dialect; read as chat completions"
             )
-            name = ChatCompletionsDialect.name
+            name = FALLBACK
         if name is not None:
             self._choose(name)
 
     def on_completion(self, body: Any) -> None:
-        self._choose(dialect_of_completion(body))
+        if self.chosen is None:
+            self._choose(dialect_of_completion(body))
         assert self.chosen is not None
         self.chosen.on_completion(body)
 

@@ -74,6 +74,28 @@ class Item:
 
 class OpenAIResponsesDialect(Dialect):
     name = "openai-responses"
+    anomaly_kinds = frozenset(
+        {
+            "data-after-completed",
+            "delta-after-done",
+            "delta-without-item",
+            "done-mismatch",
+            "done-without-item",
+            "output-index-reused",
+            "sequence-gap",
+        }
+    )
+
+    @classmethod
+    def claims_event(cls, event: SSEEvent, payload: dict[str, Any] | None) -> bool:
+        if event.event.startswith("response."):
+            return True
+        kind = payload.get("type") if payload is not None else None
+        return isinstance(kind, str) and (kind.startswith("response.") or kind == "error")
+
+    @classmethod
+    def claims_completion(cls, body: dict[str, Any]) -> bool:
+        return body.get("object") == "response"
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

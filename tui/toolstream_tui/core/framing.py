@@ -1,0 +1,260 @@
+"""How a body is cut into events, for bodies that are not Server-Sent Events.
+
+Every framing hands its events on as `SSEEvent`s (numbered from 1, the payload
+text in `data`), so one path takes them to the dialects, the raw log and the
+recordings whatever the wire:
+
+- NDJSON (`application/x-ndjson`, Ollama): one JSON value per line;
+- a JSON array written progressively (Gemini's `streamGenerateContent` without
+  `alt=sse`): one event per element, handed on as soon as it is complete;
+- AWS event-stream frames (Bedrock): `eventstream.EventStreamDecoder`.
+
+Each decoder works on bytes, costs time linear in what it is fed however the
+stream is cut, and never holds more than `max_event_bytes` of one event: past
+that it sets `oversized` and keeps the rest, undecoded, for `close()`, which
+returns it as the trailing text (nothing received is lost).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Protocol
+
+from .sse import BOM, SSEEvent, SSEItem
+
+NDJSON_TYPES = frozenset(
+    {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonl"}
+)
+
+
+class Framer(Protocol):
+    """What the session needs of a decoder (`sse.SSEDecoder` is one)."""
+
+    oversized: bool
+    invalid_tail: bool  # the undispatched tail held bytes that are not UTF-8
+
+    def feed(self, chunk: bytes) -> list[SSEItem]: ...
+
+    def take_problems(self) -> list[str]:
+        """What could not be framed since the last call (each a `frame-invalid`)."""
+        ...
+
+    def close(self) -> tuple[list[SSEItem], str]: ...
+
+
+class NoProblems:
+    """For framings in which any bytes frame (whatever they hold)."""
+
+    def take_problems(self) -> list[str]:
+        return []
+
+
+def decode_utf8(data: bytes) -> tuple[str, bool]:
+    """UTF-8 text, and whether it was valid (invalid bytes become U+FFFD)."""
+    try:
+        return data.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), False
+
+
+class LineDecoder(NoProblems):
+    """NDJSON: each non-blank line is one event (LF or CRLF ends it)."""
+
+    def __init__(self, max_event_bytes: int = sys.maxsize) -> None:
+        self.max_event_bytes = max_event_bytes
+        self.oversized = False
+        self.invalid_tail = False
+        self.dispatched = 0
+        self._buffer = bytearray()
+        self._at_start = True
+
+    def feed(self, chunk: bytes) -> list[SSEItem]:
+        buffer = self._buffer
+        scan_from = len(buffer)
+        buffer += chunk
+        if self._at_start:
+            if len(buffer) < 3 and BOM.startswith(buffer):
+                return []
+            self._at_start = False
+            if buffer.startswith(BOM):
+                del buffer[:3]
+                scan_from = 0
+        if self.oversized:
+            return []
+        end = buffer.rfind(b"\n", scan_from)
+        if end < 0:
+            self.oversized = len(buffer) > self.max_event_bytes
+            return []
+        lines = bytes(buffer[:end]).split(b"\n")
+        del buffer[: end + 1]
+        items: list[SSEItem] = []
+        for position, line in enumerate(lines):
+            if len(line) > self.max_event_bytes:
+                self._buffer[:0] = b"\n".join(lines[position:]) + b"\n"
+                self.oversized = True
+                return items
+            self._dispatch(line.rstrip(b"\r"), items)
+        self.oversized = len(buffer) > self.max_event_bytes
+        return items
+
+    def _dispatch(self, line: bytes, items: list[SSEItem]) -> None:
+        if line.strip():
+            self.dispatched += 1
+            text, valid = decode_utf8(line)
+            items.append(SSEEvent(self.dispatched, "", text, None, None, valid))
+
+    def close(self) -> tuple[list[SSEItem], str]:
+        """End of stream: a last line without its newline is still an event (many
+        servers end that way); past the limit, the rest is the trailing text."""
+        tail = bytes(self._buffer)
+        self._buffer.clear()
+        if self.oversized:
+            text, valid = decode_utf8(tail)
+            self.invalid_tail = not valid
+            return [], text
+        items: list[SSEItem] = []
+        self._dispatch(tail.rstrip(b"\r"), items)
+        return items, ""
+
+
+_STRUCTURE = re.compile(rb'["{}\[\]]')  # what matters inside an element, outside strings
+_STRING_END = re.compile(rb'["\\]')
+_NEXT_ELEMENT = re.compile(rb"[^\s,]")  # between elements, whitespace and commas are skipped
+_SCALAR_END = re.compile(rb'[\s,\[\]{}"]')
+
+
+class JSONArrayDecoder(NoProblems):
+    """A JSON array written one element at a time (`[{…}\\r\\n,{…}]`): each element
+    is an event once its end arrives. Only brackets, quotes and escapes are looked
+    at; the elements are parsed by the dialect. A bare value between elements (or
+    junk) is an event too, so the dialect names it and nothing is hidden."""
+
+    def __init__(self, max_event_bytes: int = sys.maxsize) -> None:
+        self.max_event_bytes = max_event_bytes
+        self.oversized = False
+        self.invalid_tail = False
+        self.dispatched = 0
+        self.opened = False  # the array's `[` arrived
+        self.closed = False  # and its `]`
+        self._buffer = bytearray()
+        self._scan = 0  # where scanning resumes in the buffer
+        self._start: int | None = None  # where the open element began
+        self._depth = 0  # bracket depth inside the open element
+        self._in_string = False
+        self._scalar = False  # the open element is a bare value
+
+    def feed(self, chunk: bytes) -> list[SSEItem]:
+        self._buffer += chunk
+        if self.oversized:
+            return []
+        items: list[SSEItem] = []
+        self._scan = self._advance(self._scan, items)
+        self._trim()
+        if self._start is not None and len(self._buffer) > self.max_event_bytes:
+            self.oversized = True
+        return items
+
+    def _advance(self, position: int, items: list[SSEItem]) -> int:
+        """Scan from `position`; return where the next feed resumes. Each step
+        returns the position after what it took, or None when it needs more bytes
+        (then it resumes at `position`)."""
+        buffer = self._buffer
+        while position < len(buffer):
+            if self._in_string:
+                step = self._in_text(position, items)
+            elif self._start is None:
+                step = self._between(position)
+            elif self._scalar:
+                step = self._in_scalar(position, items)
+            else:
+                step = self._in_element(position, items)
+            if step is None:
+                return self._resume_at(position)
+            position = step
+        return position
+
+    def _resume_at(self, position: int) -> int:
+        """Where to look again once more bytes come: a backslash that ends the
+        buffer is read again with the byte it escapes; anything else was scanned."""
+        return position if self._buffer.endswith(b"\\") and self._in_string else len(self._buffer)
+
+    def _in_text(self, position: int, items: list[SSEItem]) -> int | None:
+        found = _STRING_END.search(self._buffer, position)
+        if found is None:
+            return None
+        if found.group() == b"\\":
+            if found.end() >= len(self._buffer):
+                return None
+            return found.end() + 1
+        self._in_string = False
+        if self._depth == 0:  # the element was a string
+            self._dispatch(found.end(), items)
+        return found.end()
+
+    def _in_scalar(self, position: int, items: list[SSEItem]) -> int | None:
+        found = _SCALAR_END.search(self._buffer, position)
+        if found is None:
+            return None
+        self._dispatch(found.start(), items)
+        return found.start()
+
+    def _between(self, position: int) -> int | None:
+        found = _NEXT_ELEMENT.search(self._buffer, position)
+        if found is None:
+            return None
+        byte = found.group()
+        if byte == b"[" and not self.opened:
+            self.opened = True
+            return found.end()
+        if byte == b"]" and self.opened and not self.closed:
+            self.closed = True
+            return found.end()
+        self._start = found.start()
+        if byte in (b"{", b"["):
+            self._depth = 1
+        elif byte == b'"':
+            self._in_string = True
+        else:
+            self._scalar = True
+            return found.start()
+        return found.end()
+
+    def _in_element(self, position: int, items: list[SSEItem]) -> int | None:
+        found = _STRUCTURE.search(self._buffer, position)
+        if found is None:
+            return None
+        byte = found.group()
+        if byte == b'"':
+            self._in_string = True
+        elif byte in (b"{", b"["):
+            self._depth += 1
+        else:
+            self._depth -= 1
+            if self._depth == 0:
+                self._dispatch(found.end(), items)
+        return found.end()
+
+    def _dispatch(self, end: int, items: list[SSEItem]) -> None:
+        assert self._start is not None
+        self.dispatched += 1
+        text, valid = decode_utf8(bytes(self._buffer[self._start : end]))
+        items.append(SSEEvent(self.dispatched, "", text, None, None, valid))
+        self._start, self._depth, self._scalar = None, 0, False
+
+    def _trim(self) -> None:
+        """Forget what was dispatched: the buffer keeps only an open element."""
+        keep = self._start if self._start is not None else self._scan
+        if keep:
+            del self._buffer[:keep]
+            self._scan -= keep
+            if self._start is not None:
+                self._start = 0
+
+    def close(self) -> tuple[list[SSEItem], str]:
+        """End of stream: an element never ended is the trailing text."""
+        tail = b"" if self._start is None else bytes(self._buffer[self._start :])
+        self._buffer.clear()
+        text, valid = decode_utf8(tail)
+        self.invalid_tail = not valid
+        return [], text
