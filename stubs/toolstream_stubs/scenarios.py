@@ -1,10 +1,13 @@
 """Scenario data files: loading them, rendering them to bytes, and splitting them into writes.
 
-A scenario is a JSON file in the `scenarios/` package data directory. It either lists SSE
-`events` (each item rendered to the bytes of one event) or gives a non-SSE `body`. Its
-`endpoint` names the API path it imitates (Chat Completions, Anthropic Messages or OpenAI
-Responses); `sequence_numbers` numbers Responses events, and `echo_api_key` lets the server
-put the request's key into a `body` in place of `{api_key}`.
+A scenario is a JSON file in the `scenarios/` package data directory. It either lists
+`events` (each item rendered to the bytes of one event) or gives a non-stream `body`. Its
+`framing` says how events are written: `sse` (the default), `ndjson` (a JSON line each:
+Ollama), `json-array` (one element each of a progressively written JSON array: Gemini
+without `alt=sse`) or `eventstream` (AWS event-stream frames: Bedrock). Its `endpoint`
+names the API path it imitates (one of `ENDPOINT_PATTERNS`); `sequence_numbers` numbers
+Responses events, and `echo_api_key` lets the server put the request's key into a `body`
+in place of `{api_key}`.
 
 A Responses scenario names only what matters in each event's `response` object: it is
 rendered with every field the API always sends, and the final event (`response.completed`,
@@ -19,12 +22,14 @@ import functools
 import itertools
 import json
 import random
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any, Literal, NamedTuple
 
+from toolstream_stubs.eventstream import event_frame, exception_frame
 from toolstream_stubs.generators import generate_items
 
 SplitMode = Literal["event", "random", "whole"]
@@ -39,7 +44,41 @@ LINE_ENDINGS = ("\n", "\r\n", "\r")
 FIELD_KEYS = ("event", "id", "retry")
 CHAT_ENDPOINT = "/v1/chat/completions"
 RESPONSES_ENDPOINT = "/v1/responses"
-ENDPOINTS = (CHAT_ENDPOINT, "/v1/messages", RESPONSES_ENDPOINT)
+# Each provider's streaming path, as its SDK calls it (`[^/]+`: a model, project or region).
+ENDPOINT_PATTERNS = (
+    CHAT_ENDPOINT,
+    "/v1/messages",
+    RESPONSES_ENDPOINT,
+    "/v1beta/models/[^/]+:streamGenerateContent",  # Gemini API
+    "/v1(?:beta1)?/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/]+"
+    ":streamGenerateContent",  # Vertex AI
+    "/model/[^/]+/converse-stream",  # Bedrock ConverseStream
+    "/model/[^/]+/invoke-with-response-stream",  # Bedrock InvokeModelWithResponseStream
+    "/v2/chat",  # Cohere
+    "/api/chat",  # Ollama, and an AI SDK backend's usual route
+)
+ENDPOINT = re.compile("|".join(f"(?:{pattern})" for pattern in ENDPOINT_PATTERNS))
+# One path of each pattern (the model named `stub-model`).
+ENDPOINTS = (
+    CHAT_ENDPOINT,
+    "/v1/messages",
+    RESPONSES_ENDPOINT,
+    "/v1beta/models/stub-model:streamGenerateContent",
+    "/v1beta1/projects/stub/locations/us-central1/publishers/google/models/stub-model"
+    ":streamGenerateContent",
+    "/model/stub-model/converse-stream",
+    "/model/stub-model/invoke-with-response-stream",
+    "/v2/chat",
+    "/api/chat",
+)
+Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
+FRAMINGS: tuple[Framing, ...] = ("sse", "ndjson", "json-array", "eventstream")
+FRAMING_CONTENT_TYPES = {
+    "sse": DEFAULT_CONTENT_TYPE,
+    "ndjson": "application/x-ndjson",
+    "json-array": "application/json; charset=UTF-8",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
 RESPONSE_ID = "resp_stub"
 FINAL_RESPONSE_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 RESPONSE_STATUS = {
@@ -198,15 +237,18 @@ def load_scenario(name: str) -> Scenario:
     """Load and render a scenario by name (cached). Raises `ScenarioNotFound`."""
     spec = _read_spec(name)
     line_ending = _checked(name, spec, "line_ending", "\n", LINE_ENDINGS)
-    endpoint = _checked(name, spec, "endpoint", CHAT_ENDPOINT, ENDPOINTS)
+    endpoint = spec.get("endpoint", CHAT_ENDPOINT)
+    if not ENDPOINT.fullmatch(endpoint):
+        raise ValueError(f"scenario {name!r}: endpoint {endpoint!r} matches no API path")
+    framing = _checked(name, spec, "framing", "sse", FRAMINGS)
     items = _items(spec, full_responses=endpoint == RESPONSES_ENDPOINT)
-    events = tuple(render_item(item, line_ending).encode("utf-8") for item in items)
+    events = render_events(list(items), framing, line_ending)
     body = _render_body(spec["body"]) if "body" in spec else b"".join(events)
     return Scenario(
         name=name,
         description=spec.get("description", ""),
         status=spec.get("status", 200),
-        content_type=spec.get("content_type", DEFAULT_CONTENT_TYPE),
+        content_type=spec.get("content_type", FRAMING_CONTENT_TYPES[framing]),
         headers=tuple((str(key), str(value)) for key, value in spec.get("headers", {}).items()),
         delay_ms=float(spec.get("delay_ms", DEFAULT_DELAY_MS)),
         line_ending=line_ending,
@@ -225,6 +267,39 @@ def _checked(
     if value not in allowed:
         raise ValueError(f"scenario {name!r}: {key} must be one of {allowed}, not {value!r}")
     return value
+
+
+def render_events(items: list[Item], framing: Framing, line_ending: str) -> tuple[bytes, ...]:
+    """Each item as the bytes of one event in `framing`."""
+    if framing == "ndjson":
+        return tuple(_raw_or_data(item, "\n") for item in items)
+    if framing == "json-array":
+        last = len(items) - 1
+        return tuple(
+            _raw_or_data(item).join(
+                [b"[" if number == 0 else b"\r\n,", b"\n]" if number == last else b""]
+            )
+            for number, item in enumerate(items)
+        )
+    if framing == "eventstream":
+        return tuple(_frame_of(item) for item in items)
+    return tuple(render_item(item, line_ending).encode("utf-8") for item in items)
+
+
+def _raw_or_data(item: Item, end: str = "") -> bytes:
+    """The item's `raw` text as it is, else its data followed by `end`."""
+    return (item["raw"] if "raw" in item else _data_text(item) + end).encode("utf-8")
+
+
+def _frame_of(item: Item) -> bytes:
+    """An event-stream frame: `{"event": type, "chunk": …}` (`bad_crc` spoils it),
+    `{"exception": type, "chunk": …}`, or `{"raw_hex": …}` for bytes as they are."""
+    if "raw_hex" in item:
+        return bytes.fromhex(item["raw_hex"])
+    payload = _data_text(item).encode("utf-8")
+    if "exception" in item:
+        return exception_frame(item["exception"], payload)
+    return event_frame(item["event"], payload, bad_crc=bool(item.get("bad_crc")))
 
 
 def render_item(item: Item, line_ending: str) -> str:

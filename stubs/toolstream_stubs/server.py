@@ -1,7 +1,8 @@
-"""A stdlib HTTP server that replays scenarios as chunked SSE responses on 127.0.0.1.
+"""A stdlib HTTP server that replays scenarios as chunked streaming responses on 127.0.0.1.
 
-Routes (GET or POST): each of `ENDPOINTS` serves the server's scenario, the same endpoint
-after `/scenarios/<name>` serves the named one, and `GET /scenarios` lists them all.
+Routes (GET or POST): each API path of `ENDPOINT_PATTERNS` serves the server's scenario,
+the same path after `/scenarios/<name>` serves the named one, and `GET /scenarios` lists
+them all.
 A scenario response can carry a network fault (see `toolstream_stubs.faults`): the
 server's default, or the one a request names with `?fault=NAME`.
 """
@@ -38,7 +39,7 @@ from toolstream_stubs.faults import (
 )
 from toolstream_stubs.scenarios import (
     CHAT_ENDPOINT,
-    ENDPOINTS,
+    ENDPOINT,
     SPLIT_MODES,
     Scenario,
     ScenarioNotFound,
@@ -50,9 +51,7 @@ from toolstream_stubs.scenarios import (
 
 HOST = "127.0.0.1"
 SHUTDOWN_POLL_S = 0.02
-SCENARIO_PATH = re.compile(
-    rf"^/scenarios/(?P<name>[^/]+)(?:{'|'.join(map(re.escape, ENDPOINTS))})$"
-)
+SCENARIO_PATH = re.compile(rf"^/scenarios/(?P<name>[^/]+)(?:{ENDPOINT.pattern})$")
 LIST_PATH = "/scenarios"
 NO_API_KEY = "none"
 LINGER_RESET = struct.pack("ii", 1, 0)  # l_onoff=1, l_linger=0: close() sends a TCP RST
@@ -256,7 +255,7 @@ class _StubHandler(BaseHTTPRequestHandler):
             RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
         )
         path = urlsplit(self.path).path
-        if path in ENDPOINTS:
+        if ENDPOINT.fullmatch(path):
             self._serve_scenario(self.server.stub.scenario)
         elif match := SCENARIO_PATH.match(path):
             self._send_named_scenario(match["name"])
