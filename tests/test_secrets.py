@@ -50,6 +50,56 @@ def test_well_known_hosts_use_the_usual_variable_and_others_get_nothing() -> Non
     assert local == {}
 
 
+GEMINI = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
+BEDROCK = "https://bedrock-runtime.eu-west-3.amazonaws.com/model/m/converse-stream"
+
+
+@pytest.mark.parametrize(
+    ("url", "environ", "expected"),
+    [
+        (
+            f"{GEMINI}:streamGenerateContent?alt=sse",
+            {"GEMINI_API_KEY": "g1"},
+            {"x-goog-api-key": "g1"},
+        ),
+        # google-genai prefers GOOGLE_API_KEY when both are set
+        (
+            f"{GEMINI}:streamGenerateContent",
+            {"GEMINI_API_KEY": "g1", "GOOGLE_API_KEY": "g2"},
+            {"x-goog-api-key": "g2"},
+        ),
+        (BEDROCK, {"AWS_BEARER_TOKEN_BEDROCK": "b1"}, {"Authorization": "Bearer b1"}),
+        ("https://api.cohere.com/v2/chat", {"CO_API_KEY": "c1"}, {"Authorization": "Bearer c1"}),
+        ("http://localhost:11434/api/chat", {"CO_API_KEY": "c1", "GEMINI_API_KEY": "g"}, {}),
+        (
+            "https://bedrock-runtime.amazonaws.com.evil.example/model/m",
+            {"AWS_BEARER_TOKEN_BEDROCK": "b"},
+            {},
+        ),
+    ],
+)
+def test_each_provider_gets_its_usual_variable_in_its_header(
+    url: str, environ: dict[str, str], expected: dict[str, str]
+) -> None:
+    assert auth_headers(url, None, None, environ) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "dialect"),
+    [
+        ("http://127.0.0.1:1/v1beta/models/m:streamGenerateContent", None),
+        ("http://127.0.0.1:1/anything", "gemini"),
+    ],
+)
+def test_a_named_key_goes_to_gemini_as_x_goog_api_key(url: str, dialect: str | None) -> None:
+    assert auth_headers(url, dialect, "KEY", {"KEY": SECRET}) == {"x-goog-api-key": SECRET}
+
+
+def test_vertex_paths_take_a_bearer_token() -> None:
+    url = "https://aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google/models/m:streamGenerateContent"
+    assert auth_headers(url, None, "KEY", {"KEY": SECRET}) == {"Authorization": f"Bearer {SECRET}"}
+
+
 def test_a_named_variable_that_is_not_set_is_an_error() -> None:
     with pytest.raises(MissingKey, match="NOPE is not set"):
         auth_headers("http://127.0.0.1:1/v1/chat/completions", None, "NOPE", {})

@@ -127,7 +127,9 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
         "--api-key-env",
         metavar="NAME",
         help="send the key in environment variable NAME as the provider expects "
-        "(default: OPENAI_API_KEY / ANTHROPIC_API_KEY for api.openai.com / api.anthropic.com)",
+        "(default: the provider's usual variable for its API host: OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY, GOOGLE_API_KEY or GEMINI_API_KEY, CO_API_KEY, "
+        "AWS_BEARER_TOKEN_BEDROCK)",
     )
 
 
@@ -247,7 +249,7 @@ def http_request(args: argparse.Namespace) -> HttpRequest:
         raise CannotUse(f"--url is not a URL that can be requested: {problem}")
     headers = parse_headers(args.header)
     given = {name.lower() for name in headers}
-    if not given & {"authorization", "x-api-key"}:
+    if not given & {"authorization", "x-api-key", "x-goog-api-key"}:
         try:
             headers.update(auth_headers(args.url, args.dialect, args.api_key_env, os.environ))
         except MissingKey as exc:

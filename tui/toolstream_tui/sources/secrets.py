@@ -7,6 +7,7 @@ core/redact.py), before anything downstream sees them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import aclosing
 from dataclasses import replace
@@ -22,7 +23,18 @@ SECRET_HEADERS = frozenset(
 # Never kept from a response: a cookie is a credential too.
 PRIVATE_RESPONSE_HEADERS = SECRET_HEADERS | {"set-cookie", "set-cookie2"}
 SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
-WELL_KNOWN_KEYS = {"api.openai.com": "OPENAI_API_KEY", "api.anthropic.com": "ANTHROPIC_API_KEY"}
+# A well-known provider's host, and the variables its SDK reads the key from (the
+# first one set wins, in the SDK's own order).
+WELL_KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "api.openai.com": ("OPENAI_API_KEY",),
+    "api.anthropic.com": ("ANTHROPIC_API_KEY",),
+    "generativelanguage.googleapis.com": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "api.cohere.com": ("CO_API_KEY",),
+    "api.cohere.ai": ("CO_API_KEY",),
+}
+BEDROCK_HOST = re.compile(r"bedrock-runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com")
+BEDROCK_KEY = ("AWS_BEARER_TOKEN_BEDROCK",)  # a Bedrock API key is a bearer token
+GEMINI_METHOD = re.compile(r"/models/[^/]+:(?:stream)?[gG]enerateContent$")
 
 
 class MissingKey(Exception):
@@ -37,20 +49,35 @@ def speaks_anthropic(url: str, dialect: str | None) -> bool:
     )
 
 
+def speaks_gemini(url: str, dialect: str | None) -> bool:
+    """The Gemini API takes its key as `x-goog-api-key` (Vertex AI, under
+    `/projects/`, takes OAuth bearer tokens instead)."""
+    path = urlsplit(url).path
+    if "/projects/" in path:
+        return False
+    return dialect == "gemini" or (dialect is None and bool(GEMINI_METHOD.search(path)))
+
+
+def usual_key_variables(url: str) -> tuple[str, ...]:
+    host = urlsplit(url).hostname or ""
+    return BEDROCK_KEY if BEDROCK_HOST.fullmatch(host) else WELL_KNOWN_KEYS.get(host, ())
+
+
 def auth_headers(
     url: str, dialect: str | None, key_env: str | None, environ: Mapping[str, str]
 ) -> dict[str, str]:
     """Headers carrying the key from `key_env`, or from the usual variable when the
     URL is a well-known provider's; empty when there is no key to send."""
-    explicit = key_env is not None
-    key_env = key_env or WELL_KNOWN_KEYS.get(urlsplit(url).hostname or "")
-    key = environ.get(key_env) if key_env else None
+    variables = (key_env,) if key_env is not None else usual_key_variables(url)
+    key = next((environ[name] for name in variables if environ.get(name)), None)
     if not key:
-        if explicit:
+        if key_env is not None:
             raise MissingKey(f"environment variable {key_env} is not set")
         return {}
     if speaks_anthropic(url, dialect):
         return {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION}
+    if speaks_gemini(url, dialect):
+        return {"x-goog-api-key": key}
     return {"Authorization": f"Bearer {key}"}
 
 
