@@ -1,15 +1,464 @@
-"""Google's Gemini API and Vertex AI (streamGenerateContent)."""
+"""Google's Gemini API and Vertex AI dialect: `streamGenerateContent`.
+
+Every event (an SSE `data:` line with `alt=sse`, or an element of the JSON array
+written without it) is a whole GenerateContentResponse. Candidate 0's
+`content.parts[]` carry text (`thought: true` text is reasoning) and
+`functionCall`s; its `finishReason` is the finish (STOP also ends a turn with
+calls). A Gemini API call arrives whole in one part: its `args` object is one
+fragment of compact JSON. Vertex AI with `streamFunctionCallArguments` opens a
+call with its name and `willContinue`, sends `partialArgs` pieces (a JSON path
+and a value; a string continues over pieces while `willContinue` is set) and
+ends it with a part that continues no more; each piece is a fragment, and the
+arguments assembled from the paths are the call's final word (`final_raw`).
+"""
 
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import Channel
 from ..sse import SSEEvent
-from .base import Dialect
+from ..state import CallSlot, StreamState
+from .base import Dialect, as_dict, as_int, as_list, as_text, compact_json, excerpt
+
+# finishReasons that say the model's calls were broken or not allowed.
+MALFORMED_CALL_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
+# finishReasons that say a filter stopped the answer.
+BLOCKED_REASONS = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "MODEL_ARMOR",
+        "ESCALATION",
+        "PUP_LIMITED_DISABLED",
+    }
+)
+VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+MAX_PATH_DEPTH = 256  # deeper paths are not assembled (the value is kept as a fragment)
+_SEGMENT = re.compile(
+    r"""\.(?P<key>[^.\[]+)|\[(?P<index>\d{1,18})\]"""
+    r"""|\['(?P<single>(?:[^'\\]|\\.)*)'\]|\["(?P<double>(?:[^"\\]|\\.)*)"\]"""
+)
+
+
+def _is_google_error(payload: dict[str, Any]) -> bool:
+    """Google's error object: `{"error": {"code", "message", "status"}}`."""
+    error = payload.get("error")
+    return isinstance(error, dict) and isinstance(error.get("status"), str) and "code" in error
+
+
+def _is_gemini(payload: dict[str, Any]) -> bool:
+    if "choices" in payload or "type" in payload:
+        return False
+    return "candidates" in payload or "promptFeedback" in payload or _is_google_error(payload)
+
+
+# -- partialArgs: assembling arguments from JSON paths ----------------------------------
+
+
+def parse_path(path: str) -> list[str | int] | None:
+    """`$.a.b[0]` (or `$['a']["b"][0]`) as its segments; None when it is not a path
+    below the root."""
+    if not path.startswith("$"):
+        return None
+    segments: list[str | int] = []
+    position = 1
+    while position < len(path):
+        match = _SEGMENT.match(path, position)
+        if match is None:
+            return None
+        segment = _segment(match)
+        if segment is None:
+            return None
+        segments.append(segment)
+        position = match.end()
+    return segments or None
+
+
+def _segment(match: re.Match[str]) -> str | int | None:
+    if match["key"] is not None:
+        return match["key"]
+    if match["index"] is not None:
+        return int(match["index"])
+    if match["single"] is not None:
+        return re.sub(r"\\(.)", r"\1", match["single"])
+    try:
+        return str(json.loads(f'"{match["double"]}"'))
+    except ValueError:
+        return None
+
+
+class ObjectNode(dict[str, Any]):
+    """An object being assembled (values: nodes or `Leaf`s)."""
+
+
+class ArrayNode(dict[int, Any]):
+    """An array being assembled, keyed by index (elements listed in index order)."""
+
+
+@dataclass(slots=True)
+class Leaf:
+    value: Any
+    open: bool = False  # a string still to be continued (willContinue)
+
+
+def _kind_of(node: Any) -> str:
+    if isinstance(node, ObjectNode):
+        return "an object"
+    if isinstance(node, ArrayNode):
+        return "an array"
+    return "a value"
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, ObjectNode):
+        return {key: _plain(value) for key, value in node.items()}
+    if isinstance(node, ArrayNode):
+        return [_plain(node[index]) for index in sorted(node)]
+    return node.value
+
+
+@dataclass(slots=True)
+class ArgumentTree:
+    """The arguments of one streamed call, assembled piece by piece from their paths.
+    `add` returns what was wrong with a piece: (anomaly kind, detail), or None."""
+
+    root: ObjectNode = field(default_factory=ObjectNode)
+    leaves: dict[str, Leaf] = field(default_factory=dict)  # by path, in order of arrival
+
+    def add(self, piece: dict[str, Any]) -> tuple[str, str] | None:
+        path = piece.get("jsonPath")
+        segments = parse_path(path) if isinstance(path, str) else None
+        if segments is None or len(segments) > MAX_PATH_DEPTH:
+            return "unexpected-shape", f"jsonPath {excerpt(repr(path), 80)} names no argument"
+        found = _value_of(piece)
+        if isinstance(found, str):
+            return "unexpected-shape", f"{path}: {found}"
+        value, problem = found
+        container = self._container(segments, path)
+        if isinstance(container, str):
+            return "partial-args-conflict", container
+        going_on = isinstance(value, str) and piece.get("willContinue") is True
+        return self._set(container, segments[-1], path, value, going_on) or problem
+
+    def _container(self, segments: list[str | int], path: str) -> ObjectNode | ArrayNode | str:
+        """The container the path's last segment lives in (made as needed), or what
+        contradicts the path."""
+        node: ObjectNode | ArrayNode = self.root
+        for depth, segment in enumerate(segments):
+            if isinstance(segment, int) != isinstance(node, ArrayNode):
+                where = "the arguments" if depth == 0 else f"{_shown(segments[:depth])}"
+                return (
+                    f"{path} treats {where} as {_kind_of(_other(node))}, but it is {_kind_of(node)}"
+                )
+            if depth == len(segments) - 1:
+                return node
+            wanted = ArrayNode if isinstance(segments[depth + 1], int) else ObjectNode
+            child = node.get(segment)  # type: ignore[call-overload]
+            if child is None:
+                child = wanted()
+                node[segment] = child  # type: ignore[index]
+            elif isinstance(child, Leaf):
+                return f"{path} goes inside {_shown(segments[: depth + 1])}, which holds a value"
+            node = child
+        return node
+
+    def _set(
+        self,
+        container: ObjectNode | ArrayNode,
+        key: str | int,
+        path: str,
+        value: Any,
+        going_on: bool,
+    ) -> tuple[str, str] | None:
+        existing = container.get(key)  # type: ignore[call-overload]
+        if existing is None:
+            leaf = Leaf(value, going_on)
+            container[key] = leaf  # type: ignore[index]
+            self.leaves[path] = leaf
+            return None
+        if not isinstance(existing, Leaf):
+            return (
+                "partial-args-conflict",
+                f"{path} holds {_kind_of(existing)}; a value came for it",
+            )
+        if existing.open and isinstance(value, str) and isinstance(existing.value, str):
+            existing.value += value
+            existing.open = going_on
+            return None
+        if isinstance(value, str) and isinstance(existing.value, str):
+            existing.value += value
+            existing.open = going_on
+            return "partial-args-conflict", f"{path} got more text after it ended; appended"
+        was = excerpt(compact_json(existing.value), 60)
+        existing.value, existing.open = value, going_on
+        return "partial-args-conflict", f"{path} was {was}, then {excerpt(compact_json(value), 60)}"
+
+    def open_paths(self) -> list[str]:
+        return [path for path, leaf in self.leaves.items() if leaf.open]
+
+    def gaps(self) -> list[str]:
+        """Arrays whose indexes skip a number (listed in index order, without the gap)."""
+        found: list[str] = []
+        self._find_gaps(self.root, "$", found)
+        return found
+
+    def _find_gaps(self, node: Any, path: str, found: list[str]) -> None:
+        if isinstance(node, ArrayNode) and sorted(node) != list(range(len(node))):
+            found.append(path)
+        if isinstance(node, ObjectNode | ArrayNode):
+            for key, child in node.items():
+                step = f"[{key}]" if isinstance(key, int) else f".{key}"
+                if len(found) < 10:
+                    self._find_gaps(child, path + step, found)
+
+    def text(self) -> str:
+        return compact_json(_plain(self.root))
+
+
+def _other(node: ObjectNode | ArrayNode) -> ObjectNode | ArrayNode:
+    return ArrayNode() if isinstance(node, ObjectNode) else ObjectNode()
+
+
+def _shown(segments: list[str | int]) -> str:
+    return "$" + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in segments)
+
+
+def _value_of(piece: dict[str, Any]) -> tuple[Any, tuple[str, str] | None] | str:
+    """The piece's value, and a conflict when it carries several; or what is wrong."""
+    present = [key for key in VALUE_KEYS if key in piece and piece[key] is not None]
+    if not present:
+        return "a piece with no value"
+    key = present[0]
+    value = None if key == "nullValue" else piece[key]
+    expected = {"stringValue": str, "numberValue": int | float, "boolValue": bool}.get(key)
+    if expected is not None and (
+        not isinstance(value, expected) or (key == "numberValue" and isinstance(value, bool))
+    ):
+        return f"{key} is not a {key.removesuffix('Value')}"
+    problem = None
+    if len(present) > 1:
+        problem = ("partial-args-conflict", f"one piece carries {', '.join(present)}; {key} used")
+    return value, problem
+
+
+@dataclass(slots=True)
+class StreamedCall:
+    slot: CallSlot
+    tree: ArgumentTree = field(default_factory=ArgumentTree)
+
+
+# -- the dialect ------------------------------------------------------------------------
 
 
 class GeminiDialect(Dialect):
     name = "gemini"
+    anomaly_kinds = frozenset(
+        {
+            "blocked",
+            "extra-choice",
+            "finish-malformed-call",
+            "name-missing",
+            "partial-args-conflict",
+            "partial-args-unended",
+            "partial-args-without-call",
+        }
+    )
+
+    @classmethod
+    def claims_event(cls, event: SSEEvent, payload: dict[str, Any] | None) -> bool:
+        return payload is not None and _is_gemini(payload)
+
+    @classmethod
+    def claims_completion(cls, body: dict[str, Any]) -> bool:
+        return _is_gemini(body)
+
+    def __init__(self, state: StreamState) -> None:
+        super().__init__(state)
+        self._streamed: StreamedCall | None = None
 
     def handle(self, event: SSEEvent) -> None:
-        self.note(
-            "unknown-event", None, f"event {event.number}: the gemini dialect is not written yet"
+        payload = self.payload(event)
+        if payload is not None:
+            self._on_response(payload)
+
+    def on_completion(self, body: Any) -> None:
+        """A non-streaming generateContent body: one response, parts complete."""
+        if not isinstance(body, dict):
+            self.state.fail("JSON response is not a Gemini response")
+            return
+        self._on_response(body)
+        if self.state.error is None:
+            self._close_streamed("the response ended")
+            self.state.finish(None, "complete response")
+
+    def on_end(self) -> None:
+        if self.state.finished:
+            self._close_streamed("the stream ended")
+        else:  # truncated: keep what the pieces had assembled, and say nothing more
+            self._close_streamed(None)
+
+    # -- responses ------------------------------------------------------------------
+    def _on_response(self, payload: dict[str, Any]) -> None:
+        if "error" in payload and "candidates" not in payload:
+            self._on_error(payload["error"])
+            return
+        candidates = payload.get("candidates")
+        if not isinstance(candidates, list | None):
+            self.note("unexpected-shape", None, "candidates is not a list")
+        for candidate in as_list(candidates):
+            self._on_candidate(candidate)
+        feedback = payload.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason") is not None:
+            self._on_prompt_blocked(feedback)
+
+    def _on_candidate(self, candidate: Any) -> None:
+        if not isinstance(candidate, dict):
+            self.note("unexpected-shape", None, "a candidate is not an object")
+            return
+        index = candidate.get("index", 0)  # proto JSON leaves out an index of 0
+        if index != 0 or as_int(index) is None:
+            self.note("extra-choice", None, f"candidate {excerpt(repr(index), 40)} ignored")
+            return
+        content = candidate.get("content")
+        if content is not None and not isinstance(content, dict):
+            self.note("unexpected-shape", None, "candidate content is not an object")
+        parts = as_dict(content).get("parts")
+        if not isinstance(parts, list | None):
+            self.note("unexpected-shape", None, "content parts is not a list")
+        for part in as_list(parts):
+            self._on_part(part)
+        reason = candidate.get("finishReason")
+        if reason is not None:
+            self._on_finish(str(reason), candidate)
+
+    def _on_part(self, part: Any) -> None:
+        if not isinstance(part, dict):
+            self.note("unexpected-shape", None, "a part is not an object")
+            return
+        text = part.get("text")
+        if isinstance(text, str):
+            thought = part.get("thought") is True
+            self.state.append_text(Channel.REASONING if thought else Channel.CONTENT, text)
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            self._on_function_call(call)
+        elif call is not None:
+            self.note("unexpected-shape", None, "functionCall is not an object")
+
+    def _on_finish(self, reason: str, candidate: dict[str, Any]) -> None:
+        self._close_streamed(f"the finish ({reason}) came first")
+        message = candidate.get("finishMessage")
+        said = f": {excerpt(str(message))}" if message else ""
+        if reason in MALFORMED_CALL_REASONS:
+            self.note("finish-malformed-call", None, f"finishReason {reason}{said}")
+        elif reason in BLOCKED_REASONS:
+            self.note("blocked", None, f"finishReason {reason}: the answer was blocked{said}")
+        self.state.finish(reason, "finishReason")
+
+    def _on_prompt_blocked(self, feedback: dict[str, Any]) -> None:
+        reason = excerpt(str(feedback.get("blockReason")), 80)
+        message = feedback.get("blockReasonMessage")
+        detail = f"the prompt was blocked ({reason})" + (
+            f": {excerpt(str(message))}" if message else ""
         )
+        self.note("blocked", None, detail)
+        self.state.fail(detail)
+
+    def _on_error(self, error: Any) -> None:
+        fields = as_dict(error)
+        message = fields.get("message") or compact_json(error)
+        status, code = fields.get("status"), fields.get("code")
+        label = " ".join(str(x) for x in (status, code and f"({code})") if x)
+        detail = f"{label}: {message}" if label else str(message)
+        self.note("error-event", None, excerpt(detail))
+        self.state.fail(f"error in stream: {detail}")
+
+    # -- function calls ---------------------------------------------------------------
+    def _on_function_call(self, call: dict[str, Any]) -> None:
+        name, call_id = as_text(call.get("name")), as_text(call.get("id"))
+        pieces = call.get("partialArgs")
+        going_on = call.get("willContinue") is True
+        has_args = call.get("args") is not None
+        if name is not None:
+            self._close_streamed("another call started")
+            slot = self.state.start_call(self.state.next_free_index(), call_id, name, self.t)
+            if has_args:
+                self._whole_arguments(slot, call["args"])
+            if pieces is not None or going_on:
+                self._streamed = StreamedCall(slot)
+                self._feed(pieces, going_on)
+        elif pieces is not None or going_on:
+            if self._streamed is None and pieces is not None:
+                self._adopt_pieces(call_id)
+            if self._streamed is not None:
+                self._feed(pieces, going_on)
+        elif has_args:
+            slot = self.state.start_call(self.state.next_free_index(), call_id, None, self.t)
+            self.note("name-missing", slot.index, "a functionCall with args but no name")
+            self._whole_arguments(slot, call["args"])
+        else:  # `functionCall: {}` ends the streamed call
+            self._close_streamed(None)
+
+    def _whole_arguments(self, slot: CallSlot, args: Any) -> None:
+        if isinstance(args, str):
+            self.note(
+                "unexpected-shape", slot.index, "args is a string, not an object; read as JSON"
+            )
+            self.state.append_fragment(slot, args, self.event, self.t)
+        else:
+            self.state.append_fragment(slot, compact_json(args), self.event, self.t)
+
+    def _adopt_pieces(self, call_id: str | None) -> None:
+        """partialArgs with no call open: kept in a nameless call of their own."""
+        slot = self.state.start_call(self.state.next_free_index(), call_id, None, self.t)
+        self.note("partial-args-without-call", slot.index, "partialArgs with no call open")
+        self._streamed = StreamedCall(slot)
+
+    def _feed(self, pieces: Any, going_on: bool) -> None:
+        streamed = self._streamed
+        assert streamed is not None
+        if not isinstance(pieces, list | None):
+            self.note("unexpected-shape", streamed.slot.index, "partialArgs is not a list")
+        piece_goes_on = False
+        for piece in as_list(pieces):
+            self.state.append_fragment(streamed.slot, compact_json(piece), self.event, self.t)
+            if not isinstance(piece, dict):
+                self.note(
+                    "unexpected-shape", streamed.slot.index, "a partialArgs item is not an object"
+                )
+                continue
+            problem = streamed.tree.add(piece)
+            if problem is not None:
+                self.note(problem[0], streamed.slot.index, problem[1])
+            piece_goes_on = piece_goes_on or piece.get("willContinue") is True
+        if not going_on and not piece_goes_on:
+            self._close_streamed(None)
+
+    def _close_streamed(self, cut_by: str | None) -> None:
+        """The streamed call ended (`cut_by`: what ended it while it was to continue):
+        its arguments are what the pieces assembled."""
+        streamed, self._streamed = self._streamed, None
+        if streamed is None:
+            return
+        lane = streamed.slot.index
+        if cut_by is not None:
+            self.note("partial-args-unended", lane, f"the call was to continue, but {cut_by}")
+        for path in streamed.tree.open_paths():
+            self.note("partial-args-unended", lane, f"{path} was to continue; its end never came")
+        for path in streamed.tree.gaps():
+            self.note(
+                "unexpected-shape", lane, f"{path} skips an index; its elements are listed in order"
+            )
+        if streamed.slot.fragment_count:
+            streamed.slot.final_raw = streamed.tree.text()
