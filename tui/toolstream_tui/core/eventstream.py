@@ -9,8 +9,11 @@ that are not events, `exception:<:exception-type>` or `error:<:error-code>`), an
 `data` its payload as text (an error frame's `:error-message`). What cannot be
 framed is named in `problems`, and the bytes from there on are the trailing text:
 a prelude whose CRC fails (its lengths cannot be trusted), a length past the
-limits, a frame cut short at the end. A frame whose own CRC fails is still
-handed on, and named.
+limits, a frame cut short at the end. A frame whose own CRC fails, or whose
+headers do not read, is still handed on, and named.
+
+The limits are botocore's, checked on the prelude before any of the frame is
+held, so a frame is never buffered past them (nor past `max_event_bytes`).
 """
 
 from __future__ import annotations
@@ -28,9 +31,21 @@ PRELUDE = struct.Struct(">III")
 PRELUDE_BYTES = PRELUDE.size  # 12
 MIN_FRAME = PRELUDE_BYTES + 4
 MAX_HEADERS = 128 * 1024  # botocore's limits
-MAX_PAYLOAD = 16 * 1024 * 1024
-# value type -> fixed size (None: a 2-byte length precedes the value)
-_FIXED = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 6: None, 7: None, 8: 8, 9: 16}
+MAX_PAYLOAD = 24 * 1024 * 1024
+# value type -> how its value is read: a struct format, None for a 2-byte length and
+# that many bytes, or a bool (types 0 and 1 carry no bytes).
+_VALUE_FORMATS: dict[int, str | bool | None] = {
+    0: True,
+    1: False,
+    2: ">b",
+    3: ">h",
+    4: ">i",
+    5: ">q",
+    6: None,  # byte array
+    7: None,  # UTF-8 string
+    8: ">q",  # timestamp, milliseconds since the epoch
+    9: "16s",  # UUID
+}
 
 
 def looks_like_eventstream(head: bytes) -> bool:
@@ -38,13 +53,13 @@ def looks_like_eventstream(head: bytes) -> bool:
     if len(head) < PRELUDE_BYTES:
         return False
     total, headers, crc = PRELUDE.unpack_from(head)
-    return zlib.crc32(head[:8]) == crc and total >= MIN_FRAME + headers
+    return zlib.crc32(head[:8]) == crc and headers <= MAX_HEADERS and total >= MIN_FRAME + headers
 
 
 class EventStreamDecoder:
     def __init__(self, max_event_bytes: int = sys.maxsize) -> None:
         self.max_event_bytes = max_event_bytes
-        self.oversized = False  # a frame longer than max_event_bytes
+        self.oversized = False  # a frame (or the undecodable rest) past max_event_bytes
         self.broken = False  # a frame could not be read: the rest is trailing
         self.invalid_tail = False
         self.dispatched = 0
@@ -63,16 +78,22 @@ class EventStreamDecoder:
             items.append(self._frame(bytes(buffer[offset : offset + total])))
             offset += total
         del buffer[:offset]
+        if self.broken and len(buffer) > self.max_event_bytes:
+            self.oversized = True  # what cannot be framed is held no further
         return items
 
     def _frame_length(self, buffer: bytearray, offset: int) -> int | None:
         total, headers, crc = PRELUDE.unpack_from(buffer, offset)
+        number = self.dispatched + 1
         if zlib.crc32(buffer[offset : offset + 8]) != crc:
-            self._break(f"frame {self.dispatched + 1}: the prelude's CRC32 does not match")
-        elif headers > MAX_HEADERS or total - headers - MIN_FRAME > MAX_PAYLOAD:
-            self._break(f"frame {self.dispatched + 1}: lengths past the limits ({total} bytes)")
+            self._break(f"frame {number}: the prelude's CRC32 does not match")
         elif total < MIN_FRAME + headers:
-            self._break(f"frame {self.dispatched + 1}: a length of {total} bytes is impossible")
+            self._break(f"frame {number}: a length of {total} bytes is impossible")
+        elif headers > MAX_HEADERS:
+            self._break(f"frame {number}: {headers} bytes of headers, past {MAX_HEADERS}")
+        elif total - headers - MIN_FRAME > MAX_PAYLOAD:
+            payload = total - headers - MIN_FRAME
+            self._break(f"frame {number}: a payload of {payload} bytes, past {MAX_PAYLOAD}")
         elif total > self.max_event_bytes:
             self.oversized = True
         else:
@@ -89,16 +110,18 @@ class EventStreamDecoder:
         (crc,) = struct.unpack_from(">I", frame, len(frame) - 4)
         if zlib.crc32(frame[:-4]) != crc:
             self.problems.append(f"frame {self.dispatched}: the message CRC32 does not match")
-        headers = _headers(frame[PRELUDE_BYTES : PRELUDE_BYTES + headers_length])
+        headers, problem = read_headers(frame[PRELUDE_BYTES : PRELUDE_BYTES + headers_length])
+        if problem:
+            self.problems.append(f"frame {self.dispatched}: {problem}")
         payload, valid = decode_utf8(frame[PRELUDE_BYTES + headers_length : -4])
-        kind = str(headers.get(":message-type", "event"))
+        kind = _text(headers.get(":message-type", "event"))
         if kind == "event":
-            name = str(headers.get(":event-type", ""))
+            name = _text(headers.get(":event-type", ""))
         elif kind == "exception":
-            name = f"exception:{headers.get(':exception-type', '')}"
+            name = f"exception:{_text(headers.get(':exception-type', ''))}"
         else:
-            name = f"{kind}:{headers.get(':error-code', '')}"
-            payload = payload or str(headers.get(":error-message", ""))
+            name = f"{kind}:{_text(headers.get(':error-code', ''))}"
+            payload = payload or _text(headers.get(":error-message", ""))
         return SSEEvent(self.dispatched, name, payload, None, None, valid)
 
     def take_problems(self) -> list[str]:
@@ -107,37 +130,60 @@ class EventStreamDecoder:
 
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: a frame cut short (or everything after a broken one) is the
-        trailing text, its bytes shown as text."""
+        trailing text. Its prelude and CRCs are binary, never text: bytes that are not
+        UTF-8 are written as `\\xNN` escapes, so every byte stays visible."""
         tail = bytes(self._buffer)
         self._buffer.clear()
-        text, valid = decode_utf8(tail)
-        self.invalid_tail = not valid
-        return [], text
+        return [], tail.decode("utf-8", errors="backslashreplace")
 
 
-def _headers(raw: bytes) -> dict[str, Any]:
-    """The frame's headers; a header that runs past the end stops the reading."""
+def read_headers(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """A frame's headers, and what stopped their reading (None when nothing did): a
+    header running past the end, a value type that does not exist, a name twice (the
+    first value is kept)."""
     headers: dict[str, Any] = {}
     at = 0
     while at < len(raw):
-        size = raw[at]
-        name = raw[at + 1 : at + 1 + size].decode("utf-8", errors="replace")
-        at += 1 + size
-        if at >= len(raw):
-            break
-        kind = raw[at]
-        at += 1
-        fixed = _FIXED.get(kind, -1)
-        if fixed == -1:
-            break
-        if fixed is None:
-            (length,) = struct.unpack_from(">H", raw, at) if at + 2 <= len(raw) else (0,)
-            value: Any = raw[at + 2 : at + 2 + length]
-            at += 2 + length
-            if kind == 7:
-                value = value.decode("utf-8", errors="replace")
-        else:
-            value = kind == 0 if kind in (0, 1) else raw[at : at + fixed]
-            at += fixed
+        name_end = at + 1 + raw[at]
+        name = raw[at + 1 : name_end].decode("utf-8", errors="replace")
+        if name_end >= len(raw):
+            return headers, f"header {name!r} runs past the end of the headers"
+        value, at = _header_value(raw, name_end)
+        if at < 0:
+            return headers, f"header {name!r}: {value}"
+        if name in headers:
+            return headers, f"header {name!r} appears twice"
         headers[name] = value
-    return headers
+    return headers, None
+
+
+def _header_value(raw: bytes, at: int) -> tuple[Any, int]:
+    """The value at `at` (its type byte) and where the next header starts; a negative
+    position says the value could not be read, and the value why."""
+    kind = raw[at]
+    at += 1
+    if kind not in _VALUE_FORMATS:
+        return f"value type {kind} does not exist", -1
+    form = _VALUE_FORMATS[kind]
+    if isinstance(form, bool):
+        return form, at
+    if form is None:
+        if at + 2 > len(raw):
+            return "its length runs past the end of the headers", -1
+        (length,) = struct.unpack_from(">H", raw, at)
+        at += 2
+        if at + length > len(raw):
+            return "its value runs past the end of the headers", -1
+        value = raw[at : at + length]
+        text = value.decode("utf-8", errors="replace") if kind == 7 else value
+        return text, at + length
+    size = struct.calcsize(form)
+    if at + size > len(raw):
+        return "its value runs past the end of the headers", -1
+    (number,) = struct.unpack_from(form, raw, at)
+    return number, at + size
+
+
+def _text(value: Any) -> str:
+    """A header that names something, as text (a header of another type is shown)."""
+    return value if isinstance(value, str) else repr(value)
