@@ -378,6 +378,7 @@ def test_an_event_line_that_disagrees_with_the_data_is_reported() -> None:
 def test_odd_shapes_never_raise(payload: str) -> None:
     r = run(sse(message_start()) + f"data: {payload}\n\n".encode())
     assert r.report["dialect"] == "cohere"
+    assert r.kinds, "each odd shape is named"
 
 
 # -- detection and complete responses ------------------------------------------------

@@ -136,8 +136,11 @@ class CohereDialect(Dialect):
 
     def _append_content(self, content: dict[str, Any]) -> None:
         for field, channel in TEXT_FIELDS:
-            if isinstance(content.get(field), str):
-                self.state.append_text(channel, content[field])
+            value = content.get(field)
+            if isinstance(value, str):
+                self.state.append_text(channel, value)
+            elif value is not None:
+                self.note("unexpected-shape", None, f"content.{field} is not a string")
 
     # -- tool calls ---------------------------------------------------------------
     def _on_call_start(self, payload: dict[str, Any]) -> None:
