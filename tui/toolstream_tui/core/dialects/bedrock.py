@@ -150,6 +150,14 @@ class BedrockDialect(Dialect):
             if tool.get("input") is not None:
                 self.state.append_fragment(slot, compact_json(tool["input"]), self.event, self.t)
 
+    def on_end(self) -> None:
+        if self._anthropic is not None:
+            self._anthropic.on_end()
+
+    def settle(self, hint: Any = None) -> None:
+        if self._anthropic is not None:
+            self._anthropic.settle(hint)
+
     # -- content blocks -------------------------------------------------------------
     def _index(self, payload: dict[str, Any], what: str) -> int | None:
         index = as_int(payload.get("contentBlockIndex"))
