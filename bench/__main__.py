@@ -2,6 +2,7 @@
 
 app         the app in a real terminal against headless: issue 12's table
 throughput  the core, whole processes and the app in process on generated streams
+dialects    the new dialects' headless runs against their framing's floor process
 preview     what the live preview costs on the stub's huge-args scenario
 readme      put the app table (bench/app-results.md) into README.md's performance section
 """
@@ -46,6 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import throughput
 
         return throughput.main(rest)
+    if command == "dialects":
+        from . import dialects
+
+        return dialects.main(rest)
     if command == "preview":
         from . import preview
 
