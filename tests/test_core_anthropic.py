@@ -23,6 +23,7 @@ from toolstream_tui.core.events import (
     WireEvent,
 )
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
+from toolstream_tui.views import lane_title, lane_view
 
 # -- payload builders -----------------------------------------------------------
 
@@ -664,6 +665,182 @@ def test_unknown_event_type_is_reported_and_ignored() -> None:
     assert "mystery_event" in r.anomaly("unknown-event")["detail"]
     assert r.report["status"] == "finished"
     assert len(r.calls) == 2
+
+
+# -- blocks already whole in message_start ------------------------------------------------
+# The official SDK starts its message from message_start.message: blocks there are
+# the first ones, deltas for their index continue them (an input_json_delta replaces
+# a tool_use's input: the SDK parses its delta buffer alone), and its stop_reason
+# holds until a message_delta gives another.
+
+PTC_CALLER = {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}
+
+
+def started_with(*content: dict[str, Any], stop_reason: str | None = None) -> dict[str, Any]:
+    """message_start whose message already holds `content` (and a stop_reason)."""
+    start = message_start()
+    start["message"] = {**start["message"], "content": list(content), "stop_reason": stop_reason}
+    return start
+
+
+def tool_block(
+    call_id: str = "toolu_1", name: str = "rollDie", input: Any = None, **extra: Any
+) -> dict[str, Any]:
+    block_input = {"player": "player2"} if input is None else input
+    return {"type": "tool_use", "id": call_id, "name": name, "input": block_input, **extra}
+
+
+def test_a_call_whole_in_message_start_is_the_call_with_its_stop_reason() -> None:
+    """Programmatic tool calling (issue 38): no block events, only message_start
+    holding the tool_use (made by the code-execution tool) and message_stop."""
+    r = run_sse(started_with(tool_block(caller=PTC_CALLER), stop_reason="tool_use"), message_stop())
+    assert (r.report["status"], r.report["finish_reason"], r.kinds) == ("finished", "tool_use", [])
+    call = r.call(0)
+    assert (call["id"], call["name"], call["arguments"]) == (
+        "toolu_1",
+        "rollDie",
+        {"player": "player2"},
+    )
+    assert call["arguments_raw"] == '{"player":"player2"}'
+    assert call["fragments"] == 1
+    assert call["caller"] == PTC_CALLER
+    assert call["started_in"] == {"type": "message_start", "event": 1}
+    slot = r.session.state.calls[0]
+    assert (slot.started_event, slot.pieces.events[0], slot.settled_event) == (1, 1, 2)
+    assert r.code == 0
+
+
+def test_the_lane_says_which_tool_made_the_call_and_where_it_arrived() -> None:
+    r = run_sse(started_with(tool_block(caller=PTC_CALLER), stop_reason="tool_use"), message_stop())
+    view = lane_view(r.session.state, r.session.state.calls[0], upto=2)
+    assert view.title == (
+        "#0 rollDie · toolu_1 · by code_execution_20250825 srvtoolu_1 · in message_start"
+    )
+    assert (view.mode, view.fragments) == ("tree", 1)
+
+
+def test_a_direct_caller_is_kept_in_the_report_but_not_shown_on_the_lane() -> None:
+    r = run_sse(*wrapped(tool_start(0), json_delta(0, "{}"), block_stop(0)))
+    assert "caller" not in r.call(0) and "started_in" not in r.call(0)
+    direct = block_start(0, tool_block(input={}, caller={"type": "direct"}))
+    r = run_sse(*wrapped(direct, json_delta(0, '{"a": 1}'), block_stop(0)))
+    assert r.call(0)["caller"] == {"type": "direct", "tool_id": None}
+    assert "started_in" not in r.call(0)
+    assert lane_title(r.session.state.calls[0], upto=9) == "#0 rollDie · toolu_1"
+
+
+def test_a_caller_that_is_not_an_object_is_an_unexpected_shape() -> None:
+    r = run_sse(started_with(tool_block(caller="code"), stop_reason="tool_use"), message_stop())
+    assert "caller" not in r.call(0)
+    assert (r.kinds, r.anomaly("unexpected-shape")["index"]) == (["unexpected-shape"], 0)
+    assert r.call(0)["arguments"] == {"player": "player2"}
+
+
+def test_blocks_in_message_start_are_continued_by_their_deltas() -> None:
+    r = run_sse(
+        started_with({"type": "text", "text": "Rolling"}, tool_block(input={})),
+        text_delta(0, " for both."),
+        json_delta(1, '{"player":'),
+        json_delta(1, ' "player1"}'),
+        block_stop(1),
+        tool_start(2, "toolu_2", "rollDie"),
+        json_delta(2, '{"player": "player2"}'),
+        block_stop(2),
+        message_delta("tool_use"),
+        message_stop(),
+    )
+    assert r.report["text"] == "Rolling for both."
+    assert [(c["index"], c["id"], c["arguments"]) for c in r.calls] == [
+        (1, "toolu_1", {"player": "player1"}),
+        (2, "toolu_2", {"player": "player2"}),
+    ]
+    assert r.call(1)["fragments"] == 2  # the {} placeholder is not one
+    assert r.call(1)["started_in"]["type"] == "message_start"
+    assert "started_in" not in r.call(2)
+    assert (r.report["finish_reason"], r.kinds) == ("tool_use", [])
+
+
+def test_an_input_in_message_start_followed_by_deltas_gives_way_to_them() -> None:
+    r = run_sse(
+        started_with(tool_block(input={"stale": True})),
+        json_delta(0, '{"fresh": 1}'),
+        message_delta("tool_use"),
+        message_stop(),
+    )
+    assert (r.call(0)["arguments_raw"], r.call(0)["arguments"]) == ('{"fresh": 1}', {"fresh": 1})
+    assert r.kinds == ["start-input-with-deltas"]
+    assert r.anomaly("start-input-with-deltas")["detail"].startswith("message_start carried")
+
+
+def test_thinking_and_server_tool_use_in_message_start_are_kept() -> None:
+    server_call = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "code_execution",
+                   "input": {"code": "roll()"}}  # fmt: skip
+    r = run_sse(
+        started_with({"type": "thinking", "thinking": "Roll", "signature": ""}, server_call),
+        thinking_delta(0, "ing."),
+        message_delta("tool_use"),
+        message_stop(),
+    )
+    assert r.report["reasoning"] == "Rolling."
+    assert [(c["index"], c["id"], c["arguments"]) for c in r.calls] == [
+        (1, "srvtoolu_1", {"code": "roll()"})
+    ]
+    assert r.kinds == []
+
+
+def test_a_later_message_delta_overrides_the_stop_reason_of_message_start() -> None:
+    r = run_sse(
+        started_with(tool_block(), stop_reason="pause_turn"),
+        message_delta("tool_use"),
+        message_stop(),
+    )
+    assert (r.report["finish_reason"], r.kinds) == ("tool_use", [])
+
+
+def test_a_stop_reason_in_message_start_is_checked_against_its_blocks() -> None:
+    r = run_sse(
+        started_with({"type": "text", "text": "Hi"}, stop_reason="tool_use"), message_stop()
+    )
+    assert r.kinds == ["finish-tools-without-calls"]
+
+
+def test_a_stream_cut_after_message_start_keeps_the_whole_input() -> None:
+    r = run_sse(started_with(tool_block(), stop_reason="tool_use"))
+    assert r.report["status"] == "truncated"
+    assert r.call(0)["arguments_raw"] == '{"player":"player2"}'
+    assert r.call(0)["error"] == TRUNCATED_CALL_ERROR
+    assert r.code == 2
+
+
+def test_a_stream_cut_after_a_full_input_block_start_keeps_that_input() -> None:
+    r = run_sse(message_start(), tool_start(0, input={"city": "Rome"}))
+    assert r.call(0)["arguments_raw"] == '{"city":"Rome"}'
+    assert r.report["status"] == "truncated"
+
+
+def test_only_the_first_message_start_gives_blocks() -> None:
+    """The SDK ignores a second message_start; so do we."""
+    r = run_sse(
+        started_with(tool_block("toolu_1")),
+        started_with(tool_block("toolu_2")),
+        message_delta("tool_use"),
+        message_stop(),
+    )
+    assert [c["id"] for c in r.calls] == ["toolu_1"]
+
+
+def test_a_block_stopped_twice_gives_its_start_input_once() -> None:
+    r = run_sse(*wrapped(tool_start(0, input={"a": 1}), block_stop(0), block_stop(0)))
+    assert (r.call(0)["arguments_raw"], r.call(0)["fragments"]) == ('{"a":1}', 1)
+    assert r.kinds == ["block-stopped-twice"]
+
+
+def test_a_non_streaming_message_keeps_the_caller() -> None:
+    body = {"type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": [tool_block(caller=PTC_CALLER)]}  # fmt: skip
+    r = run(json.dumps(body).encode(), content_type="application/json")
+    assert r.call(0)["caller"] == PTC_CALLER
+    assert "started_in" not in r.call(0)
 
 
 # -- hypothesis: any inputs, any fragments, any framing, any writes ---------------------------

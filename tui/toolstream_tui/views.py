@@ -143,7 +143,21 @@ def lane_title(slot: CallSlot, upto: int) -> str:
     name = inert(slot.name) if named and slot.name else "?"
     call_id = inert(slot.call_id) if has_id and slot.call_id else "no id"
     item = f" · {inert(slot.item_id)}" if slot.item_id else ""
-    return f"#{slot.index} {name} · {call_id}{item}"
+    return f"#{slot.index} {name} · {call_id}{item}{caller_note(slot)}{arrival_note(slot)}"
+
+
+def caller_note(slot: CallSlot) -> str:
+    """Which tool made the call, when it was not the model itself."""
+    caller = slot.caller
+    if caller is None or caller.is_direct:
+        return ""
+    tool_id = f" {inert(caller.tool_id)}" if caller.tool_id else ""
+    return f" · by {inert(caller.type or '?')}{tool_id}"
+
+
+def arrival_note(slot: CallSlot) -> str:
+    """Where a call that arrived whole came from (its fragment's event says which one)."""
+    return f" · in {inert(slot.started_in)}" if slot.started_in else ""
 
 
 def lane_view(

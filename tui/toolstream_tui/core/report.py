@@ -26,12 +26,15 @@ EXIT_INCOMPLETE = 2
 
 def call_report(slot: CallSlot) -> dict[str, Any]:
     """`arguments_raw` is the text the arguments were parsed from; `arguments_streamed`,
-    present only where it differs, the fragments as they arrived."""
+    present only where it differs, the fragments as they arrived. `caller` and
+    `started_in` are present only where the wire said them."""
     return {
         "index": slot.index,
         "id": slot.call_id,
         "item_id": slot.item_id,
         "name": slot.name,
+        **_caller(slot),
+        **_started_in(slot),
         "arguments_raw": slot.parsed_raw,
         **_streamed_if_different("arguments_streamed", slot.arguments_raw, slot.parsed_raw),
         "arguments": slot.arguments if slot.parsed and slot.error is None else None,
@@ -40,6 +43,18 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
         "fragments": slot.fragment_count,
         "schema_errors": [error.as_dict() for error in slot.schema_errors],
     }
+
+
+def _caller(slot: CallSlot) -> dict[str, Any]:
+    caller = slot.caller
+    return {} if caller is None else {"caller": {"type": caller.type, "tool_id": caller.tool_id}}
+
+
+def _started_in(slot: CallSlot) -> dict[str, Any]:
+    """Where a call that arrived whole came from: the event's type and number."""
+    if slot.started_in is None:
+        return {}
+    return {"started_in": {"type": slot.started_in, "event": slot.started_event}}
 
 
 def answer_text(state: StreamState) -> str:

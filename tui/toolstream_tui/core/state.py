@@ -50,6 +50,20 @@ CHANNELS = (Channel.CONTENT, Channel.REASONING, Channel.REFUSAL)
 CHANNEL_CODES = {channel: code for code, channel in enumerate(CHANNELS)}
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """What made a call, as the wire says (Anthropic): the model itself (`direct`),
+    or code run by the code-execution server tool (programmatic tool calling;
+    `tool_id` names that tool's use)."""
+
+    type: str | None
+    tool_id: str | None = None
+
+    @property
+    def is_direct(self) -> bool:
+        return self.type == "direct"
+
+
 @dataclass(slots=True)
 class CallSlot:
     index: int
@@ -57,6 +71,10 @@ class CallSlot:
     name: str | None
     started_at: float
     item_id: str | None = None  # OpenAI Responses: the fc_… output item id
+    caller: Caller | None = None  # Anthropic: who made the call, when the wire says
+    # The event type that carried the whole call, when that was not the call's own
+    # start (Anthropic: a tool_use block already complete in message_start).
+    started_in: str | None = None
     named_at: float | None = None  # when the function name first arrived
     pieces: TextPieces = field(default_factory=TextPieces)  # the argument fragments
     parsed: bool = False

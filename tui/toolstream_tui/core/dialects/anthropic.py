@@ -2,8 +2,16 @@
 
 A tool_use block's arguments are the concatenated `input_json_delta.partial_json`
 fragments; the `{}` placeholder in `content_block_start` is not prepended, and a
-non-empty start `input` with no deltas is the arguments. The stop_reason arrives
-in `message_delta`; the finish is `message_stop`.
+non-empty start `input` with no deltas is the arguments (one fragment, stamped with
+the event that carried it). The stop_reason arrives in `message_delta`; the finish
+is `message_stop`.
+
+`message_start` may already hold complete blocks (programmatic tool calling sends
+a whole tool_use there, with its `stop_reason`, and no block events): as the
+official SDK starts its message from `message_start.message`, those blocks are
+the first ones, at their position in `content`, and later deltas for the same
+index continue them; a `stop_reason` there counts until a `message_delta` gives
+another. A block's `caller` (which tool made the call) is kept on the call.
 """
 
 from __future__ import annotations
@@ -13,8 +21,8 @@ from typing import Any
 
 from ..events import Channel
 from ..sse import SSEEvent
-from ..state import CallSlot
-from .base import Dialect, as_dict, as_int, as_list, as_text, compact_json
+from ..state import Caller, CallSlot
+from .base import Dialect, as_dict, as_int, as_list, as_text, compact_json, excerpt
 
 MESSAGE_EVENTS = frozenset(
     {
@@ -43,6 +51,10 @@ class Block:
     start_input: Any = None
     got_delta: bool = False
     stopped: bool = False
+    input_settled: bool = False  # the start input was taken (or passed over) once
+    whole: bool = False  # arrived complete in message_start: no block events are due
+    start_event: int = 0  # the wire event that carried the start input, and when
+    start_t: float = 0.0
 
 
 class AnthropicMessagesDialect(Dialect):
@@ -78,6 +90,7 @@ class AnthropicMessagesDialect(Dialect):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._blocks: dict[int, Block] = {}
+        self._message_started = False
         self._message_stopped = False
 
     def handle(self, event: SSEEvent) -> None:
@@ -88,7 +101,7 @@ class AnthropicMessagesDialect(Dialect):
         if self._message_stopped and kind != "ping":
             self.note("data-after-stop", None, f"{kind} arrived after message_stop")
         handler = {
-            "message_start": self._ignore,
+            "message_start": self._on_message_start,
             "ping": self._ignore,
             "content_block_start": self._on_block_start,
             "content_block_delta": self._on_block_delta,
@@ -114,7 +127,29 @@ class AnthropicMessagesDialect(Dialect):
             self._close_block(index, self._blocks[index])
         self.state.finish(body.get("stop_reason"), "complete response")
 
+    def settle(self, hint: Any = None) -> None:
+        """The stream is over: a start input never taken (the stream was cut before
+        its block stopped) is kept as the arguments it was."""
+        for index, block in self._blocks.items():
+            if not block.stopped:
+                self._settle_start_input(index, block)
+
     # -- blocks -----------------------------------------------------------------
+    def _on_message_start(self, payload: dict[str, Any]) -> None:
+        """The message as it starts: usually empty, but it may hold whole blocks
+        and a stop_reason (the SDK reads only the first message_start)."""
+        if self._message_started:
+            return
+        self._message_started = True
+        message = as_dict(payload.get("message"))
+        for index, block in enumerate(as_list(message.get("content"))):
+            self._open_block(index, as_dict(block), "message_start")
+            self._blocks[index].whole = True
+        reason = message.get("stop_reason")
+        if isinstance(reason, str):
+            self._check_stop_reason(reason)
+            self.state.set_finish_reason(reason)
+
     def _on_block_start(self, payload: dict[str, Any]) -> None:
         index = as_int(payload.get("index"))
         if index is None:
@@ -122,18 +157,25 @@ class AnthropicMessagesDialect(Dialect):
             return
         self._open_block(index, as_dict(payload.get("content_block")))
 
-    def _open_block(self, index: int, block: dict[str, Any]) -> None:
+    def _open_block(self, index: int, block: dict[str, Any], inside: str | None = None) -> None:
+        """A block starts (`inside`: the event that carried it whole, if any)."""
         kind = str(block.get("type"))
         previous = self._blocks.get(index)
         if previous is not None and not previous.stopped:
-            self.note("block-not-stopped", _lane(previous, index), f"block {index} never stopped")
+            if not previous.whole:
+                lane = _lane(previous, index)
+                self.note("block-not-stopped", lane, f"block {index} never stopped")
             self._close_block(index, previous)
         if kind in TOOL_BLOCKS:
             lane = self.free_lane(index)
             call_id, name = as_text(block.get("id")), as_text(block.get("name"))
             slot = self.state.start_call(lane, call_id, name, self.t)
+            slot.caller = self._caller(block.get("caller"), lane)
+            slot.started_in = inside
             self.check_index_range(index, lane, "content block index")
-            self._blocks[index] = Block(kind, slot, start_input=block.get("input"))
+            self._blocks[index] = Block(
+                kind, slot, block.get("input"), start_event=self.event, start_t=self.t
+            )
         else:
             lane = index
             self._blocks[index] = Block(kind)
@@ -142,6 +184,18 @@ class AnthropicMessagesDialect(Dialect):
                 self.state.append_text(channel, block[field])
         if previous is not None:
             self.note("block-index-reused", lane, f"content block {index} started again")
+
+    def _caller(self, caller: Any, lane: int) -> Caller | None:
+        if caller is None:
+            return None
+        if not isinstance(caller, dict):
+            self.note(
+                "unexpected-shape",
+                lane,
+                f"caller is not an object: {excerpt(compact_json(caller))}",
+            )
+            return None
+        return Caller(as_text(caller.get("type")), as_text(caller.get("tool_id")))
 
     def _on_block_delta(self, payload: dict[str, Any]) -> None:
         index = as_int(payload.get("index"))
@@ -197,18 +251,24 @@ class AnthropicMessagesDialect(Dialect):
 
     def _close_block(self, index: int | None, block: Block) -> None:
         block.stopped = True
-        if block.slot is None or block.start_input in (None, {}):
+        self._settle_start_input(index, block)
+
+    def _settle_start_input(self, index: int | None, block: Block) -> None:
+        """A non-empty start input is the arguments unless deltas followed (the SDK
+        then parses the deltas alone); taken once, when the block ends."""
+        if block.input_settled or block.slot is None or block.start_input in (None, {}):
             return
+        block.input_settled = True
         if block.got_delta:
+            where = block.slot.started_in or "content_block_start"
             self.note(
                 "start-input-with-deltas",
                 block.slot.index,
-                "content_block_start carried an input and deltas followed; the deltas were used",
+                f"{where} carried an input and deltas followed; the deltas were used",
             )
         else:
-            self.state.append_fragment(
-                block.slot, compact_json(block.start_input), self.event, self.t
-            )
+            text = compact_json(block.start_input)
+            self.state.append_fragment(block.slot, text, block.start_event, block.start_t)
 
     # -- message ----------------------------------------------------------------
     def _on_message_delta(self, payload: dict[str, Any]) -> None:
@@ -232,7 +292,9 @@ class AnthropicMessagesDialect(Dialect):
         self._message_stopped = True
         for index, block in self._blocks.items():
             if not block.stopped:
-                self.note("block-not-stopped", _lane(block, index), f"block {index} never stopped")
+                if not block.whole:
+                    lane = _lane(block, index)
+                    self.note("block-not-stopped", lane, f"block {index} never stopped")
                 self._close_block(index, block)
         if self.state.finish_reason is None:
             self.note("stop-reason-missing", None, "message_stop without a stop_reason")
