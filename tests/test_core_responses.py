@@ -313,6 +313,111 @@ def test_deltas_find_their_item_by_item_id_or_output_index(ref: str) -> None:
     assert r.kinds == []
 
 
+# -- ids that change between the events of one item (GitHub Copilot) -------------------------
+# Copilot gives an item a new id on every event, output_index staying; the official
+# SDK routes by output_index (and raises at output_item.done, whose id is not the
+# added one: see test_sdk_parity). The final response repeats output_item.done's ids.
+
+
+def rotating(final: bool = True, done: bool = True) -> list[dict[str, Any]]:
+    """Text and a call, every event of each item under a new id (`final`: the
+    response restates both items; `done`: the .done events are sent)."""
+    args = '{"player": "player2"}'
+    final_message = message_item("msg_g", "Rolling the die.")
+    final_call = fc_item("fc_e", "call_1", "rollDie", args, "completed")
+    dones = [
+        text_done(0, "msg_e", "Rolling the die."),
+        item_done(0, final_message),
+        args_done(1, "fc_d", args),
+        item_done(1, final_call),
+    ]
+    payloads = [
+        created(),
+        add_message(0, "msg_a"),
+        text_event("output_text", 0, "msg_b", "Rolling"),
+        text_event("output_text", 0, "msg_c", " the die."),
+        add_call(1, "fc_a", "call_1", "rollDie"),
+        args_delta(1, "fc_b", '{"player": '),
+        args_delta(1, "fc_c", '"player2"}'),
+        *(dones if done else []),
+        completed(final_message, final_call) if final else completed(),
+    ]
+    return numbered(payloads)
+
+
+@pytest.mark.parametrize(
+    ("final", "done"),
+    [(True, True), (False, True), (True, False)],
+    ids=["all", "no-final", "no-done"],
+)
+def test_ids_changing_on_every_event_correlate_by_output_index(final: bool, done: bool) -> None:
+    r = run_sse(*rotating(final, done))
+    assert r.report["text"] == "Rolling the die."
+    assert "text_streamed" not in r.report
+    assert [(c["index"], c["id"], c["item_id"], c["arguments"]) for c in r.calls] == [
+        (1, "call_1", "fc_a", {"player": "player2"})
+    ]
+    assert "arguments_streamed" not in r.call(1)
+    changed = [(a["index"], a["count"], a["event"]) for a in r.report["anomalies"]]
+    assert changed == [(None, 1, 3), (1, 1, 6)]  # once per item, at its first new id
+    assert r.kinds == ["item-id-changed", "item-id-changed"]
+    assert r.code == 0
+
+
+def test_an_item_id_change_says_which_ids_and_how_the_item_was_matched() -> None:
+    r = run_sse(*rotating())
+    details = [a["detail"] for a in r.report["anomalies"]]
+    assert details == [
+        "item 'msg_a' is 'msg_b' in response.output_text.delta at output_index 0; "
+        "matched by output_index",
+        "item 'fc_a' is 'fc_b' in response.function_call_arguments.delta at output_index 1; "
+        "matched by output_index",
+    ]
+
+
+def test_only_output_item_done_changing_the_id_is_noted_and_the_final_item_found_by_it() -> None:
+    args = '{"a": 1}'
+    final_call = fc_item("fc_new", "call_1", "f", args, "completed")
+    r = run_sse(
+        created(),
+        add_call(0, "fc_old", "call_1", "f"),
+        args_delta(0, "fc_old", args),
+        item_done(0, final_call),
+        completed(final_call),
+    )
+    assert [(c["index"], c["item_id"], c["arguments"]) for c in r.calls] == [
+        (0, "fc_old", {"a": 1})
+    ]
+    assert r.kinds == ["item-id-changed"]
+    assert "response.output_item.done at output_index 0" in r.anomaly("item-id-changed")["detail"]
+
+
+def test_a_final_call_with_a_new_id_but_the_same_call_id_is_that_call() -> None:
+    """The official SDK tells function calls apart by call_id."""
+    r = run_sse(
+        created(),
+        add_call(0, "fc_a", "call_a", "f"),
+        args_delta(0, "fc_a", '{"n": 1}'),
+        completed(fc_item("fc_z", "call_a", "f", '{"n": 1}', "completed")),
+    )
+    assert [(c["index"], c["item_id"], c["arguments"]) for c in r.calls] == [(0, "fc_a", {"n": 1})]
+    assert r.kinds == ["item-id-changed"]
+    assert r.anomaly("item-id-changed")["detail"].endswith("matched by its position (0)")
+
+
+def test_a_new_id_at_an_output_index_never_added_is_still_an_item_of_its_own() -> None:
+    r = run_sse(created(), add_call(0, "fc_a", "call_a", "f"), args_delta(1, "fc_b", "{}"),
+                completed())  # fmt: skip
+    assert [c["index"] for c in r.calls] == [0, 1]
+    assert r.kinds == ["delta-without-item"]
+
+
+def test_an_id_for_an_item_added_without_one_is_no_change() -> None:
+    item = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": ""}
+    r = run_sse(created(), added(0, item), args_delta(0, "fc_1", "{}"), completed())
+    assert (r.call(0)["arguments"], r.kinds) == ({}, [])
+
+
 # -- arguments -----------------------------------------------------------------------------
 
 

@@ -11,6 +11,12 @@ The server restates every finished value: the arguments in
 and the final response. The last of these words is the answer (as the official
 SDK takes it); the deltas stay as they arrived, and a `done-mismatch` says where
 the two part. Nothing after the response ended joins the answer.
+
+An event names its item by `item_id` and `output_index`. Some servers (GitHub
+Copilot) give one item a new id on every event; as the official SDK routes by
+`output_index`, an id never seen falls back to the item at that index (noted once
+per item as `item-id-changed`), and the final response's items are matched by the
+ids `output_item.done` gave, else by position.
 """
 
 from __future__ import annotations
@@ -69,6 +75,7 @@ class Item:
     arguments_done: bool = False
     done: bool = False
     final_source: str | None = None  # the event that last restated the arguments
+    id_changed: bool = False  # an event named this item by another id (noted once)
     parts: dict[int, TextPart] = field(default_factory=dict)  # by content_index
 
 
@@ -81,6 +88,7 @@ class OpenAIResponsesDialect(Dialect):
             "delta-without-item",
             "done-mismatch",
             "done-without-item",
+            "item-id-changed",
             "output-index-reused",
             "sequence-gap",
         }
@@ -196,7 +204,23 @@ class OpenAIResponsesDialect(Dialect):
         output_index = as_int(payload.get("output_index"))
         if found is None and output_index is not None:
             found = self._items.get(output_index)
+            if found is not None and isinstance(item_id, str) and item_id:
+                where = f"{payload.get('type')} at output_index {output_index}"
+                self._check_id(found, item_id, where, "output_index")
         return found
+
+    def _check_id(self, item: Item, item_id: str, where: str, matched_by: str) -> None:
+        """An event named a known item by an id of its own: noted once per item (the
+        ids are not kept, a server may send a new one with every delta)."""
+        if item.item_id is None or item_id == item.item_id or item.id_changed:
+            return
+        item.id_changed = True
+        lane = item.slot.index if item.slot is not None else None
+        self.note(
+            "item-id-changed",
+            lane,
+            f"item {item.item_id!r} is {item_id!r} in {where}; matched by {matched_by}",
+        )
 
     def _find(self, payload: dict[str, Any], what: str) -> Item:
         """The item an event refers to; an unknown one is adopted so nothing is lost."""
@@ -239,7 +263,14 @@ class OpenAIResponsesDialect(Dialect):
         if item is None:
             self.note("done-without-item", output_index, "output_item.done for an unknown item")
             return
-        self._finish_item(item, as_dict(payload.get("item")), "output_item.done")
+        body = as_dict(payload.get("item"))
+        done_id = as_text(body.get("id"))
+        if done_id is not None and done_id != item.item_id:
+            # The final response names its items as output_item.done did.
+            self._by_item_id.setdefault(done_id, item)
+            where = f"response.output_item.done at output_index {output_index}"
+            self._check_id(item, done_id, where, "output_index")
+        self._finish_item(item, body, "output_item.done")
 
     def _finish_item(self, item: Item, body: dict[str, Any], source: str) -> None:
         if item.slot is not None:
@@ -343,12 +374,15 @@ class OpenAIResponsesDialect(Dialect):
 
     def _settle_output_item(self, position: int, body: dict[str, Any], source: str) -> None:
         """An item of the final response: the streamed item with its id, else the one at
-        its position when neither id says otherwise; one never streamed is kept apart."""
+        its position when neither id says otherwise (or its ids were seen to change, or
+        it is the same call); one never streamed is kept apart."""
         item_id = as_text(body.get("id"))
         item = self._by_item_id.get(item_id) if item_id else None
         at_position = self._items.get(position)
-        if item is None and at_position is not None and at_position.kind == body.get("type"):
-            item = at_position if item_id is None or at_position.item_id is None else None
+        if item is None and at_position is not None and _same_item(at_position, item_id, body):
+            item = at_position
+            if item_id is not None:
+                self._check_id(item, item_id, source, f"its position ({position})")
         if item is None:
             if body.get("type") not in ("function_call", "message"):
                 return
@@ -382,6 +416,19 @@ class OpenAIResponsesDialect(Dialect):
         if number != expected:
             self.note("sequence-gap", None, f"sequence_number {number} where {expected} was due")
         self._sequence = number
+
+
+def _same_item(streamed: Item, item_id: str | None, body: dict[str, Any]) -> bool:
+    """Is a final item with an id not seen in the stream the streamed item at its
+    position? Only when the ids cannot tell them apart: one is missing, or the
+    streamed item's id already changed; a function call with the same call_id is
+    the same call (the official SDK matches function calls by call_id)."""
+    if streamed.kind != body.get("type"):
+        return False
+    if item_id is None or streamed.item_id is None or streamed.id_changed:
+        return True
+    call_id = as_text(body.get("call_id"))
+    return streamed.slot is not None and call_id is not None and call_id == streamed.slot.call_id
 
 
 def _mismatch(what: str, source: str, against: str, final: str, earlier: str) -> str:
