@@ -40,6 +40,19 @@ GOAL = 1.3  # headless within 1.3x of its own floor (median of the pairs)
 STARTUP_BYTES = 200  # the tiny stream that measures what starting costs
 STARTUP_PAIRS = 5
 NET_FLOOR_S = 0.05  # below this the floor is mostly startup, and a net ratio noise
+# cProfile on the headless run, in-process (`run` ends with os._exit, `main` returns):
+# the project's functions by cumulative time, then everything by own time.
+PROFILE_SCRIPT = """\
+import cProfile, os, pstats, sys
+from toolstream_tui.cli import main
+out, sys.stdout = sys.stdout, open(os.devnull, "w")
+profile = cProfile.Profile()
+profile.runcall(main, ["--replay", sys.argv[1], "--headless", "--speed", "0"])
+sys.stdout = out
+stats = pstats.Stats(profile, stream=out)
+stats.sort_stats("cumulative").print_stats("toolstream_tui", 22)
+stats.sort_stats("tottime").print_stats(12)
+"""
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -48,6 +61,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--bytes", type=int, default=dialect_streams.FULL_BYTES)
     parser.add_argument("--only", action="append", choices=sorted(dialect_streams.GENERATORS))
     parser.add_argument("--quick", action="store_true", help="tiny streams, 1 pair")
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the headless runs that miss the goal"
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--out", type=Path, help="keep the streams here (default: a temp dir)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="results file")
@@ -174,7 +190,28 @@ def measure(name: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     entry["startup"] = summary(pairs(tiny.framing, tiny_path, min(args.pairs, STARTUP_PAIRS)))
     entry["net_ratio"] = net_ratio(entry)
     entry["met"] = entry["timing"]["median_ratio"] <= GOAL
+    if args.profile and not entry["met"]:
+        progress(f"{name}: cProfile of the headless run")
+        entry["profile"] = profile_lines(path)
     return entry
+
+
+def profile_lines(path: Path) -> list[str]:
+    """The profile's rows, paths cut to the package (its timings are cProfile's, slower
+    than the run's own: read them as shares)."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROFILE_SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+    lines = []
+    for line in done.stdout.splitlines():
+        if line.strip() and not line.lstrip().startswith(("Ordered by", "List reduced")):
+            head, marker, tail = line.partition("toolstream_tui/")
+            lines.append(head[: head.rfind(" ") + 1] + tail if marker else line)
+    return lines
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -232,6 +269,9 @@ def report_text(data: dict[str, Any]) -> str:
         f"{'MB hl':>6}{'MB fl':>6}",
     ]
     lines += [row(name, entry) for name, entry in data["streams"].items()]
+    for name, entry in data["streams"].items():
+        if entry.get("profile"):
+            lines += ["", f"{name}: cProfile of the headless run", *entry["profile"]]
     if m.get("git_end") != m["git"]:
         lines.append("WARNING: tui/ changed during the run; figures may mix two versions")
     lines += [
