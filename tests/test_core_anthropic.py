@@ -736,6 +736,13 @@ def test_a_caller_that_is_not_an_object_is_an_unexpected_shape() -> None:
     assert r.call(0)["arguments"] == {"player": "player2"}
 
 
+def test_half_a_utf16_pair_in_the_caller_is_named() -> None:
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_\ud83c"}
+    r = run_sse(started_with(tool_block(caller=caller), stop_reason="tool_use"), message_stop())
+    assert r.kinds == ["lone-surrogate"]
+    assert "caller tool id" in r.anomaly("lone-surrogate")["detail"]
+
+
 def test_blocks_in_message_start_are_continued_by_their_deltas() -> None:
     r = run_sse(
         started_with({"type": "text", "text": "Rolling"}, tool_block(input={})),

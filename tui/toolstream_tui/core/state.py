@@ -432,6 +432,8 @@ class StreamState:
         for index, slot in self.calls.items():
             raw = slot.arguments_raw
             texts = {"name": slot.name, "id": slot.call_id, "item id": slot.item_id}
+            if slot.caller is not None:
+                texts |= {"caller": slot.caller.type, "caller tool id": slot.caller.tool_id}
             if cannot_hold_surrogates(raw, *texts.values()):
                 continue  # most calls, with one quick look each (a stream may hold 10,000)
             value = None  # the parsed arguments, walked only when they may hold one
