@@ -23,7 +23,7 @@ from toolstream_tui.core.events import (
     WireEvent,
 )
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
-from toolstream_tui.views import lane_title, lane_view
+from toolstream_tui.views import FragmentRows, lane_title, lane_view
 
 # -- payload builders -----------------------------------------------------------
 
@@ -717,6 +717,8 @@ def test_the_lane_says_which_tool_made_the_call_and_where_it_arrived() -> None:
         "#0 rollDie · toolu_1 · by code_execution_20250825 srvtoolu_1 · in message_start"
     )
     assert (view.mode, view.fragments) == ("tree", 1)
+    row = FragmentRows(r.session.state.calls[0].pieces).row(1)
+    assert (row.event, row.text) == (1, '"{\\"player\\":\\"player2\\"}"')  # the inspector's row
 
 
 def test_a_direct_caller_is_kept_in_the_report_but_not_shown_on_the_lane() -> None:
