@@ -262,7 +262,8 @@ def report_text(data: dict[str, Any]) -> str:
         f"commit {git.get('commit', '?')[:12]}, uncommitted in tui/: {changed}",
         f"load average at start {m['load_average_start']}, at end {m.get('load_average_end')}",
         f"{m['pairs']} pairs (floor, headless alternating) per stream, ~{m['argument_bytes']:,} B "
-        f"of arguments each; wall time fork to exit, {m['clock']}; goal: median ratio <= {GOAL}",
+        f"of arguments each; wall time fork to exit ({m['clock']}), startup included; "
+        f"goal: median ratio <= {GOAL}",
         "",
         f"  {'stream':<21}{'framing':<12}{'events':>9}{'body B':>12}{'floor s':>9}"
         f"{'headless':>10}{'ratio':>8} {'min-max':<9}{'tiny fl':>8}{'tiny hl':>8}{'net':>6}"
@@ -313,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(report_text(data))
     args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(f"results: {args.json}  (total {data['meta']['total_seconds']:.1f} s)")
-    return 0
+    return 1 if any(entry["problems"] for entry in data["streams"].values()) else 0
 
 
 if __name__ == "__main__":
