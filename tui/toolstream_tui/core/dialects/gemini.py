@@ -8,8 +8,9 @@ calls). A Gemini API call arrives whole in one part: its `args` object is one
 fragment of compact JSON. Vertex AI with `streamFunctionCallArguments` opens a
 call with its name and `willContinue`, sends `partialArgs` pieces (a JSON path
 and a value; a string continues over pieces while `willContinue` is set) and
-ends it with a part that continues no more; each piece is a fragment, and the
-arguments assembled from the paths are the call's final word (`final_raw`).
+ends it with a part that continues no more; each piece is a fragment (a line
+naming its path and value), and the arguments assembled from the paths are the
+call's final word (`final_raw`).
 """
 
 from __future__ import annotations
@@ -252,6 +253,19 @@ def _value_of(piece: dict[str, Any]) -> tuple[Any, tuple[str, str] | None] | str
     return value, problem
 
 
+def piece_text(piece: Any) -> str:
+    """A piece as its lane shows it, one line each: `$.city = "San " …` (the `…`:
+    it continues). The text is not JSON, so pieces never read as calls merged."""
+    if not isinstance(piece, dict):
+        return f"? {compact_json(piece)}\n"
+    path = piece.get("jsonPath")
+    shown = path if isinstance(path, str) else compact_json(path)
+    values = [key for key in VALUE_KEYS if piece.get(key) is not None]
+    said = " | ".join(compact_json(None if k == "nullValue" else piece[k]) for k in values)
+    more = " …" if piece.get("willContinue") is True else ""
+    return f"{shown} = {said or '?'}{more}\n"
+
+
 @dataclass(slots=True)
 class StreamedCall:
     slot: CallSlot
@@ -305,8 +319,8 @@ class GeminiDialect(Dialect):
     def on_end(self) -> None:
         if self.state.finished:
             self._close_streamed("the stream ended")
-        else:  # truncated: keep what the pieces had assembled, and say nothing more
-            self._close_streamed(None)
+        else:
+            self._close_streamed(None, truncated=True)
 
     # -- responses ------------------------------------------------------------------
     def _on_response(self, payload: dict[str, Any]) -> None:
@@ -432,7 +446,7 @@ class GeminiDialect(Dialect):
             self.note("unexpected-shape", streamed.slot.index, "partialArgs is not a list")
         piece_goes_on = False
         for piece in as_list(pieces):
-            self.state.append_fragment(streamed.slot, compact_json(piece), self.event, self.t)
+            self.state.append_fragment(streamed.slot, piece_text(piece), self.event, self.t)
             if not isinstance(piece, dict):
                 self.note(
                     "unexpected-shape", streamed.slot.index, "a partialArgs item is not an object"
@@ -445,16 +459,17 @@ class GeminiDialect(Dialect):
         if not going_on and not piece_goes_on:
             self._close_streamed(None)
 
-    def _close_streamed(self, cut_by: str | None) -> None:
-        """The streamed call ended (`cut_by`: what ended it while it was to continue):
-        its arguments are what the pieces assembled."""
+    def _close_streamed(self, cut_by: str | None, *, truncated: bool = False) -> None:
+        """The streamed call ended (`cut_by`: what ended it while it was to continue;
+        `truncated`: the stream did, unfinished, which says enough): its arguments are
+        what the pieces assembled."""
         streamed, self._streamed = self._streamed, None
         if streamed is None:
             return
         lane = streamed.slot.index
         if cut_by is not None:
             self.note("partial-args-unended", lane, f"the call was to continue, but {cut_by}")
-        for path in streamed.tree.open_paths():
+        for path in [] if truncated else streamed.tree.open_paths():
             self.note("partial-args-unended", lane, f"{path} was to continue; its end never came")
         for path in streamed.tree.gaps():
             self.note(
