@@ -35,6 +35,7 @@ from .base import (
     as_list,
     as_text,
     compact_json,
+    excerpt,
     gap_detail,
 )
 from .chat import DONE
@@ -204,8 +205,8 @@ class OpenAIResponsesDialect(Dialect):
         output_index = as_int(payload.get("output_index"))
         if found is None and output_index is not None:
             found = self._items.get(output_index)
-            if found is not None and isinstance(item_id, str) and item_id:
-                where = f"{payload.get('type')} at output_index {output_index}"
+            if found is not None and not found.id_changed and isinstance(item_id, str) and item_id:
+                where = f"{excerpt(str(payload.get('type')), 60)} at output_index {output_index}"
                 self._check_id(found, item_id, where, "output_index")
         return found
 
@@ -219,7 +220,8 @@ class OpenAIResponsesDialect(Dialect):
         self.note(
             "item-id-changed",
             lane,
-            f"item {item.item_id!r} is {item_id!r} in {where}; matched by {matched_by}",
+            f"item {excerpt(repr(item.item_id), 80)} is {excerpt(repr(item_id), 80)} in {where}; "
+            f"matched by {matched_by}",
         )
 
     def _find(self, payload: dict[str, Any], what: str) -> Item:
