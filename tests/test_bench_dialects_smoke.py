@@ -132,3 +132,123 @@ def test_generation_is_seeded(dialect_streams: ModuleType) -> None:
         assert dialect_streams.generate(name, TINY_BYTES).body == first.body, name
         assert dialect_streams.generate(name, TINY_BYTES, seed=7).body != first.body, name
         assert first.argument_bytes >= TINY_BYTES * 0.9, name
+
+
+# -- the generated shapes, as the providers' SDKs read them ------------------------------
+def sse_payloads(body: bytes) -> list[Any]:
+    blocks = body.replace(b"\r\n", b"\n").split(b"\n\n")
+    data = [line[6:] for block in blocks for line in block.split(b"\n") if line[:6] == b"data: "]
+    return [json.loads(payload) for payload in data if payload != b"[DONE]"]
+
+
+def gemini_calls(chunks: list[Any]) -> list[tuple[str | None, Any]]:
+    from google.genai import types
+
+    responses = [types.GenerateContentResponse.model_validate(chunk) for chunk in chunks]
+    return [(call.name, call.args) for r in responses for call in r.function_calls or []]
+
+
+@pytest.mark.parametrize("name", ["gemini-sse", "gemini-array"])
+def test_google_genai_reads_the_gemini_calls(dialect_streams: ModuleType, name: str) -> None:
+    stream = dialect_streams.generate(name, TINY_BYTES)
+    chunks = sse_payloads(stream.body) if name == "gemini-sse" else json.loads(stream.body)
+    assert gemini_calls(chunks) == [(call.name, call.arguments) for call in stream.calls]
+
+
+def leaves(value: Any, path: str = "$") -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {
+            k: v for key, item in value.items() for k, v in leaves(item, f"{path}.{key}").items()
+        }
+    if isinstance(value, list):
+        return {
+            k: v for n, item in enumerate(value) for k, v in leaves(item, f"{path}[{n}]").items()
+        }
+    return {path: value}
+
+
+def whole_value(piece: Any) -> Any:
+    """A partialArg's value that is not a string, as google-genai reads it."""
+    if piece.bool_value is not None:
+        return piece.bool_value
+    return None if piece.null_value is not None else piece.number_value
+
+
+def test_google_genai_reads_the_vertex_partial_args(dialect_streams: ModuleType) -> None:
+    from google.genai import types
+
+    stream = dialect_streams.generate("vertex-partial-args", TINY_BYTES)
+    responses = [types.GenerateContentResponse.model_validate(c) for c in sse_payloads(stream.body)]
+    calls: list[tuple[str | None, dict[str, Any]]] = []
+    for response in responses:
+        call = response.candidates[0].content.parts[0].function_call  # type: ignore[index,union-attr]
+        if call is None:
+            continue
+        if call.name:
+            calls.append((call.name, {}))
+        for piece in call.partial_args or []:
+            values = calls[-1][1]
+            if piece.string_value is not None:
+                values[piece.json_path] = values.get(piece.json_path, "") + piece.string_value
+            else:
+                values[piece.json_path] = whole_value(piece)
+    assert calls == [(call.name, leaves(call.arguments)) for call in stream.calls]
+    assert responses[-1].candidates[0].finish_reason == types.FinishReason.STOP  # type: ignore[index]
+
+
+def test_botocore_reads_the_bedrock_tool_uses(dialect_streams: ModuleType) -> None:
+    import botocore.session
+    from botocore.eventstream import EventStreamBuffer
+    from botocore.parsers import EventStreamJSONParser
+
+    model = botocore.session.get_session().get_service_model("bedrock-runtime")
+    shape = model.operation_model("ConverseStream").output_shape.members["stream"]
+    stream = dialect_streams.generate("bedrock-converse", TINY_BYTES)
+    frames = EventStreamBuffer()
+    frames.add_data(stream.body)
+    events = [EventStreamJSONParser().parse(frame.to_response_dict(), shape) for frame in frames]
+    calls: dict[int, list[str]] = {}
+    for event in events:
+        if "contentBlockStart" in event:
+            start = event["contentBlockStart"]
+            tool = start["start"]["toolUse"]
+            calls[start["contentBlockIndex"]] = [tool["toolUseId"], tool["name"], ""]
+        delta = event.get("contentBlockDelta", {})
+        if "toolUse" in delta.get("delta", {}):
+            calls[delta["contentBlockIndex"]][2] += delta["delta"]["toolUse"]["input"]
+    expected = [[call.call_id, call.name, call.arguments_text] for call in stream.calls]
+    assert list(calls.values()) == expected
+    assert events[-2] == {"messageStop": {"stopReason": "tool_use"}}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK's pydantic v1 idioms
+def test_cohere_reads_the_tool_call_deltas(dialect_streams: ModuleType) -> None:
+    from cohere.core.unchecked_base_model import construct_type
+    from cohere.v2.types import V2ChatStreamResponse
+
+    stream = dialect_streams.generate("cohere-v2", TINY_BYTES)
+    events = [
+        construct_type(type_=V2ChatStreamResponse, object_=e) for e in sse_payloads(stream.body)
+    ]
+    calls: dict[int, list[str]] = {}
+    for event in events:
+        if event.type == "tool-call-start":
+            tool = event.delta.message.tool_calls
+            calls[event.index] = [tool.id, tool.function.name, tool.function.arguments]
+        if event.type == "tool-call-delta":
+            calls[event.index][2] += event.delta.message.tool_calls.function.arguments
+    expected = [[call.call_id, call.name, call.arguments_text] for call in stream.calls]
+    assert list(calls.values()) == expected
+    assert events[-1].delta.finish_reason == "TOOL_CALL"
+
+
+def test_ollama_reads_the_whole_tool_calls(dialect_streams: ModuleType) -> None:
+    import ollama
+
+    stream = dialect_streams.generate("ollama-chat", TINY_BYTES)
+    lines = [ollama.ChatResponse.model_validate_json(line) for line in stream.body.splitlines()]
+    calls = [call for line in lines for call in line.message.tool_calls or []]
+    assert [(call.function.name, call.function.arguments) for call in calls] == [
+        (call.name, call.arguments) for call in stream.calls
+    ]
+    assert lines[-1].done and not any(line.done for line in lines[:-1])
