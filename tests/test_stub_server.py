@@ -12,6 +12,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -48,7 +49,22 @@ MESSAGES_ENDPOINT, RESPONSES_ENDPOINT = "/v1/messages", "/v1/responses"
 ALL_SCENARIOS = [info.name for info in list_scenarios()]
 ANTHROPIC_SCENARIOS = [name for name in ALL_SCENARIOS if name.startswith("anthropic-")]
 RESPONSES_SCENARIOS = [name for name in ALL_SCENARIOS if name.startswith("responses-")]
-ENDPOINT_BY_PREFIX = {"anthropic": MESSAGES_ENDPOINT, "responses": RESPONSES_ENDPOINT}
+# The API path each family of scenarios imitates (chat completions when no prefix says).
+ENDPOINT_BY_PREFIX = {
+    "anthropic": re.escape(MESSAGES_ENDPOINT),
+    "responses": re.escape(RESPONSES_ENDPOINT),
+    "gemini": r"/v1beta/models/[^/]+:streamGenerateContent",
+    "vertex": r"/v1(beta1)?/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/]+"
+    r":streamGenerateContent",
+    "bedrock": r"/model/[^/]+/(converse-stream|invoke-with-response-stream)",
+    "cohere": r"/v2/chat",
+    "ollama": r"/api/chat",
+    "aisdk": r"/api/chat",
+}
+SCENARIO_FILES = sorted(
+    path.stem
+    for path in (Path(__file__).parent.parent / "stubs/toolstream_stubs/scenarios").glob("*.json")
+)
 SPLIT_CASES: list[tuple[SplitMode, dict[str, Any]]] = [
     ("event", {"speed": 0}),
     ("whole", {"speed": 0}),
@@ -825,9 +841,11 @@ def test_invalid_default_fault_raises(options: dict[str, Any]) -> None:
 def test_every_scenario_file_loads_and_renders(name: str) -> None:
     scenario = load_scenario(name)
     assert scenario.rendered
-    assert scenario.endpoint == ENDPOINT_BY_PREFIX.get(name.split("-")[0], CHAT_ENDPOINT)
+    endpoint = ENDPOINT_BY_PREFIX.get(name.split("-")[0], re.escape(CHAT_ENDPOINT))
+    assert re.fullmatch(endpoint, scenario.endpoint)
     if scenario.is_sse:
         assert b"".join(scenario.events) == scenario.rendered
+    if scenario.is_sse and scenario.content_type.startswith("text/event-stream"):
         assert chunks_of(scenario.rendered)
 
 
@@ -944,6 +962,8 @@ ANTHROPIC_INPUTS: dict[str, dict[int, str]] = {
     "anthropic-truncated": {0: '{"city":"Ber'},
     # index 0 holds two blocks and a stray " " delta after the first block's stop
     "anthropic-quirks": {3: '{"x":1}', 0: '{"city":"Nice"} {"tz":"UTC"}'},
+    "anthropic-message-start-call": {},  # the call is whole in message_start
+    "anthropic-message-start-deltas": {1: '{"player":"player1"}', 2: '{"player":"player2"}'},
 }
 
 
@@ -966,6 +986,11 @@ RESPONSES_ARGUMENTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "responses-reasoning": ({"fc_rz1": '{"city":"Seoul"}'}, {"fc_rz1": '{"city":"Seoul"}'}),
     "responses-lost-delta": ({"fc_ld1": '{"ciirobi"}'}, {"fc_ld1": '{"city":"Nairobi"}'}),
     "responses-litellm": ({"fc_ll1": '{"city":"Quito"}'}, {"fc_ll1": '{"city":"Quito"}'}),
+    # every event of the one call names another item id
+    "responses-rotating-ids": (
+        {"fc_rot_b": '{"player":', "fc_rot_c": '"player2"}'},
+        {"fc_rot_d": '{"player":"player2"}'},
+    ),
 }
 
 
@@ -1057,8 +1082,7 @@ def test_crlf_scenario_uses_crlf_everywhere() -> None:
 def test_cli_list_prints_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["--list"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert listed == ALL_SCENARIOS
-    assert len(listed) == 48
+    assert listed == ALL_SCENARIOS == SCENARIO_FILES
 
 
 def test_cli_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
