@@ -176,3 +176,21 @@ def test_preview_mid_stream(snap_compare: Snap, app_stub: StubServer) -> None:
     "streaming · preview", and a fields line under each."""
     app = make_app(app_stub, "demo", start_paused=True, preview=True)
     assert snap_compare(app, terminal_size=(120, 36), run_before=stepped(16))
+
+
+def test_gemini_parallel_calls(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`gemini-text-tools` finished: the sentence typed out, two get_weather lanes
+    (Paris, Tokyo) each flipped to a tree from the one fragment Gemini sends whole;
+    the status bar says gemini, finished STOP."""
+    app = make_app(app_stub, "gemini-text-tools")
+    assert snap_compare(app, terminal_size=(110, 28), run_before=settled_then())
+
+
+def test_bedrock_stream_mid_call(snap_compare: Snap, app_stub: StubServer) -> None:
+    """`bedrock-text-tools` paused after 12 event-stream frames: the CJK text typed
+    out; lanes 1 and 2 (the content-block indexes; block 0 is the text) raw, with
+    their fragments shaded: lane 1 holds its whole input, lane 2's stops after
+    `"unit` (its city sent as \\u escapes); nothing parsed yet, as Bedrock's
+    finish has not come; the status bar says bedrock, streaming and paused."""
+    app = make_app(app_stub, "bedrock-text-tools", start_paused=True)
+    assert snap_compare(app, terminal_size=(110, 28), run_before=stepped(12))
