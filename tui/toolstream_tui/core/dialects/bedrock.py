@@ -119,7 +119,7 @@ class BedrockDialect(Dialect):
             "metadata": self._ignore,
         }.get(name)
         if handler is None:
-            self.note("unknown-event", None, f"event type {name!r} ignored")
+            self.note("unknown-event", None, f"event type {excerpt(name, 60)!r} ignored")
             return
         payload = self.payload(event)
         if payload is None:
