@@ -4,6 +4,7 @@ replay to the same report for each of them."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from streaming import assert_close_timing, untimed
 
 from conftest import CliRunner
 from toolstream_stubs import StubServer
+from toolstream_stubs.scenarios import ENDPOINT
+from toolstream_tui.core.dialects.detect import DIALECTS
 
 
 @pytest.mark.parametrize(
@@ -54,3 +57,26 @@ def test_unknown_dialect_is_a_usage_error(cli: CliRunner) -> None:
     result = cli("--headless", "--dialect", "palm")
     assert result.returncode == 2
     assert "invalid choice: 'palm'" in result.stderr
+
+
+def readme_dialect_rows() -> dict[str, list[str]]:
+    """The README's dialect table: each `--dialect` name and the paths its rows give."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Dialects\n", 1)[1].strip().split("\n\n", 1)[0]
+    rows: dict[str, list[str]] = {}
+    for line in table.splitlines()[2:]:
+        name_cell, path_cell = line.split(" | ")[:2]
+        name = re.findall(r"`([a-z-]+)`", name_cell)[0]
+        rows.setdefault(name, []).extend(re.findall(r"`(/[^`?]*)", path_cell))
+    return rows
+
+
+def test_the_readme_table_has_a_row_for_every_dialect_and_no_other() -> None:
+    assert set(readme_dialect_rows()) == set(DIALECTS)
+
+
+def test_every_provider_path_in_the_readme_table_is_one_the_stub_serves() -> None:
+    paths = [path for paths in readme_dialect_rows().values() for path in paths]
+    concrete = [re.sub(r"[A-Z]+(?=[/:]|$)", "stub", path) for path in paths]
+    assert len(concrete) >= len(DIALECTS)
+    assert [path for path in concrete if not ENDPOINT.fullmatch(path)] == []
