@@ -206,6 +206,24 @@ def test_a_bad_message_crc_is_named_and_the_frame_still_read() -> None:
     assert problems == ["frame 2: the message CRC32 does not match"] and trailing == ""
 
 
+def test_each_problem_is_told_by_the_frame_it_concerns() -> None:
+    """A session that takes the problems after each frame names each at its own
+    event, however the body was cut."""
+    spoiled = event_frame("metadata", b"{}", bad_crc=True)
+    good = event_frame("messageStart", b"{}")
+    decoder = EventStreamDecoder()
+    items = decoder.feed(good + spoiled + good + spoiled + with_prelude(15, 0))
+    assert len(items) == 4
+    assert decoder.take_problems(1) == []
+    assert decoder.take_problems(2) == ["frame 2: the message CRC32 does not match"]
+    assert decoder.take_problems(3) == []
+    assert decoder.take_problems(4) == [
+        "frame 4: the message CRC32 does not match",
+        "frame 5: a length of 15 bytes is impossible; the bytes from there on were not decoded",
+    ]
+    assert decoder.take_problems() == []
+
+
 def test_a_bad_prelude_crc_stops_the_framing_and_keeps_the_rest() -> None:
     good = event_frame("messageStart", payload(role="assistant"))
     spoiled = bytearray(event_frame("metadata", b"{}"))

@@ -63,7 +63,9 @@ class EventStreamDecoder:
         self.broken = False  # a frame could not be read: the rest is trailing
         self.invalid_tail = False
         self.dispatched = 0
-        self.problems: list[str] = []  # what went wrong, for `frame-invalid`
+        # What went wrong, for `frame-invalid`: each with the number of the frame after
+        # which it is told (a frame's own problem after it, a break after the last frame).
+        self.problems: list[tuple[int, str]] = []
         self._buffer = bytearray()
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
@@ -102,17 +104,19 @@ class EventStreamDecoder:
 
     def _break(self, problem: str) -> None:
         self.broken = True
-        self.problems.append(problem + "; the bytes from there on were not decoded")
+        detail = problem + "; the bytes from there on were not decoded"
+        self.problems.append((self.dispatched, detail))
 
     def _frame(self, frame: bytes) -> SSEEvent:
         self.dispatched += 1
         _, headers_length, _ = PRELUDE.unpack_from(frame)
         (crc,) = struct.unpack_from(">I", frame, len(frame) - 4)
         if zlib.crc32(frame[:-4]) != crc:
-            self.problems.append(f"frame {self.dispatched}: the message CRC32 does not match")
-        headers, problem = read_headers(frame[PRELUDE_BYTES : PRELUDE_BYTES + headers_length])
-        if problem:
-            self.problems.append(f"frame {self.dispatched}: {problem}")
+            problem = "the message CRC32 does not match"
+            self.problems.append((self.dispatched, f"frame {self.dispatched}: {problem}"))
+        headers, unread = read_headers(frame[PRELUDE_BYTES : PRELUDE_BYTES + headers_length])
+        if unread:
+            self.problems.append((self.dispatched, f"frame {self.dispatched}: {unread}"))
         payload, valid = decode_utf8(frame[PRELUDE_BYTES + headers_length : -4])
         kind = _text(headers.get(":message-type", "event"))
         if kind == "event":
@@ -124,9 +128,16 @@ class EventStreamDecoder:
             payload = payload or _text(headers.get(":error-message", ""))
         return SSEEvent(self.dispatched, name, payload, None, None, valid)
 
-    def take_problems(self) -> list[str]:
-        problems, self.problems = self.problems, []
-        return problems
+    def take_problems(self, upto: int | None = None) -> list[str]:
+        """The problems not yet taken; with `upto`, only those told by frame `upto`
+        (a session that takes them after each frame names each at its own event,
+        however the stream was cut)."""
+        if upto is None:
+            taken, self.problems = self.problems, []
+        else:
+            taken = [problem for problem in self.problems if problem[0] <= upto]
+            self.problems = self.problems[len(taken) :]
+        return [detail for _, detail in taken]
 
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: a frame cut short (or everything after a broken one) is the
