@@ -296,6 +296,12 @@ def test_other_candidates_are_named_and_left_out() -> None:
     assert r.anomaly("extra-choice")["detail"] == "candidate 1 ignored"
 
 
+def test_a_chunk_that_is_no_response_is_named() -> None:
+    r = run_sse(chunk(text("a")), {"modelVersion": "gemini-test"}, done())
+    assert (r.report["text"], r.kinds) == ("a", ["unexpected-shape"])
+    assert run_sse(chunk(text("a")), {"usageMetadata": {}}, done()).kinds == []
+
+
 # -- framing and detection ----------------------------------------------------------------
 
 

@@ -44,6 +44,8 @@ BLOCKED_REASONS = frozenset(
         "PUP_LIMITED_DISABLED",
     }
 )
+# What a GenerateContentResponse carries: a chunk with none of these is not one.
+RESPONSE_KEYS = frozenset({"candidates", "promptFeedback", "usageMetadata"})
 VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 MAX_PATH_DEPTH = 256  # deeper paths are not assembled (the value is kept as a fragment)
 _SEGMENT = re.compile(
@@ -109,8 +111,25 @@ class ArrayNode(dict[int, Any]):
 
 @dataclass(slots=True)
 class Leaf:
+    """A value; a string is kept as its pieces (joined once, at the end: a long
+    string continued over many pieces would otherwise be copied at each)."""
+
     value: Any
     open: bool = False  # a string still to be continued (willContinue)
+    pieces: list[str] | None = None
+
+    @classmethod
+    def of(cls, value: Any, going_on: bool) -> Leaf:
+        return cls(None, going_on, [value]) if isinstance(value, str) else cls(value)
+
+    def continue_with(self, text: str, going_on: bool) -> None:
+        assert self.pieces is not None
+        self.pieces.append(text)
+        self.open = going_on
+
+    @property
+    def final(self) -> Any:
+        return self.value if self.pieces is None else "".join(self.pieces)
 
 
 def _kind_of(node: Any) -> str:
@@ -126,7 +145,7 @@ def _plain(node: Any) -> Any:
         return {key: _plain(value) for key, value in node.items()}
     if isinstance(node, ArrayNode):
         return [_plain(node[index]) for index in sorted(node)]
-    return node.value
+    return node.final
 
 
 @dataclass(slots=True)
@@ -184,7 +203,7 @@ class ArgumentTree:
     ) -> tuple[str, str] | None:
         existing = container.get(key)  # type: ignore[call-overload]
         if existing is None:
-            leaf = Leaf(value, going_on)
+            leaf = Leaf.of(value, going_on)
             container[key] = leaf  # type: ignore[index]
             self.leaves[path] = leaf
             return None
@@ -193,16 +212,14 @@ class ArgumentTree:
                 "partial-args-conflict",
                 f"{path} holds {_kind_of(existing)}; a value came for it",
             )
-        if existing.open and isinstance(value, str) and isinstance(existing.value, str):
-            existing.value += value
-            existing.open = going_on
-            return None
-        if isinstance(value, str) and isinstance(existing.value, str):
-            existing.value += value
-            existing.open = going_on
+        if isinstance(value, str) and existing.pieces is not None:
+            was_open = existing.open
+            existing.continue_with(value, going_on)
+            if was_open:
+                return None
             return "partial-args-conflict", f"{path} got more text after it ended; appended"
-        was = excerpt(compact_json(existing.value), 60)
-        existing.value, existing.open = value, going_on
+        was = excerpt(compact_json(existing.final), 60)
+        container[key] = self.leaves[path] = Leaf.of(value, going_on)  # type: ignore[index]
         return "partial-args-conflict", f"{path} was {was}, then {excerpt(compact_json(value), 60)}"
 
     def open_paths(self) -> list[str]:
@@ -324,12 +341,14 @@ class GeminiDialect(Dialect):
 
     # -- responses ------------------------------------------------------------------
     def _on_response(self, payload: dict[str, Any]) -> None:
-        if "error" in payload and "candidates" not in payload:
+        if payload.get("error") is not None and "candidates" not in payload:
             self._on_error(payload["error"])
             return
         candidates = payload.get("candidates")
         if not isinstance(candidates, list | None):
             self.note("unexpected-shape", None, "candidates is not a list")
+        if not RESPONSE_KEYS.intersection(payload):
+            self.note("unexpected-shape", None, "a response with no candidates")
         for candidate in as_list(candidates):
             self._on_candidate(candidate)
         feedback = payload.get("promptFeedback")
