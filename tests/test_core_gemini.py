@@ -288,6 +288,13 @@ def test_an_error_object_as_the_first_event_is_read_as_gemini() -> None:
     )
 
 
+def test_an_http_error_with_google_s_error_object_is_told_as_gemini() -> None:
+    quota = {"error": {"code": 429, "message": "Quota exceeded.", "status": "RESOURCE_EXHAUSTED"}}
+    r = run(json.dumps(quota).encode(), status=429, content_type="application/json")
+    assert (r.report["dialect"], r.report["status"]) == ("gemini", "error")
+    assert r.report["error"] == "HTTP 429: Quota exceeded."
+
+
 def test_other_candidates_are_named_and_left_out() -> None:
     two = chunk(text("zero"))
     two["candidates"].append({"content": {"parts": [text("one")]}, "index": 1})
