@@ -20,6 +20,7 @@ from toolstream_tui.core.dialects.bedrock import CONVERSE_EVENTS, BedrockDialect
 from toolstream_tui.core.dialects.detect import (
     dialect_of_completion,
     dialect_of_event,
+    dialect_of_head,
 )
 
 EVENTSTREAM = "application/vnd.amazon.eventstream"
@@ -367,7 +368,9 @@ def test_the_event_type_alone_tells_bedrock(name: str) -> None:
     assert dialect_of_event(SSEEvent(1, name, "{}", None, None)) == "bedrock"
 
 
-def test_an_untyped_event_is_not_claimed() -> None:
+def test_the_media_type_tells_bedrock_and_an_untyped_event_does_not() -> None:
+    assert dialect_of_head(EVENTSTREAM, {}) == "bedrock"
+    assert dialect_of_head("text/event-stream", {}) is None
     untyped = SSEEvent(1, "", '{"contentBlockIndex":0}', None, None)
     assert not BedrockDialect.claims_event(untyped, {"contentBlockIndex": 0})
 

@@ -16,15 +16,15 @@ model provider's own event; Anthropic's are handed to the Anthropic dialect.
 An exception frame (`throttlingException`, `modelStreamErrorException`, …) ends
 the stream with its message.
 
-The dialect is told by the first frame's event type, which no other dialect uses
-(not by the event-stream media type at the head: detection is made from the first
-event, as for every dialect).
+The dialect is told by the event-stream media type at the head, else by the first
+frame's event type, which no other dialect uses.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,7 @@ TEXT_DELTAS = {"text": Channel.CONTENT}
 # (encrypted) content, citations, tool results, images.
 SILENT_DELTAS = frozenset({"citation", "toolResult", "image"})
 SILENT_REASONING = frozenset({"signature", "redactedContent"})
+EVENTSTREAM_MEDIA = "application/vnd.amazon.eventstream"
 
 
 @dataclass(slots=True)
@@ -84,6 +85,10 @@ class BedrockDialect(Dialect):
             "stop-without-start",
         }
     )
+
+    @classmethod
+    def claims_head(cls, media_type: str, headers: Mapping[str, str]) -> bool:
+        return media_type == EVENTSTREAM_MEDIA
 
     @classmethod
     def claims_event(cls, event: SSEEvent, payload: dict[str, Any] | None) -> bool:
