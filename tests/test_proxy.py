@@ -32,6 +32,7 @@ from streaming import assert_close_timing, untimed
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.faults import cut_offset
+from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy_log import NOT_JSON, Change, ProxyLog, RequestRecord, model_of
 from toolstream_tui.sources import Limits, pump
@@ -115,6 +116,85 @@ def test_client_receives_upstreams_status_headers_and_bytes(
     [record] = proxy.finished(1)
     assert record.http_status == direct.status_code
     assert record.forwarded_bytes == len(direct_body)
+
+
+# Every scenario but the 6 MB one, whose bytes are those of any other chat stream.
+ROUND_TRIP = [name for name in scenario_names() if name != "huge-args"]
+
+
+def scenario_path(name: str) -> str:
+    return f"/scenarios/{name}{load_scenario(name).endpoint}"
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+def test_every_scenario_reaches_the_client_byte_for_byte(
+    proxy: RunningProxy, stub: StubServer, name: str
+) -> None:
+    """CRLF and lone CR line ends, comments, NDJSON, JSON arrays, event-stream
+    frames, error bodies: what the client reads through the proxy is what it
+    reads from upstream directly, and `forwarded_bytes` is what it got."""
+    request = load_scenario(name).request or b"{}"
+    direct, direct_body = fetch(stub.base_url + scenario_path(name), content=request)
+    proxied, proxied_body = fetch(proxy.url + scenario_path(name), content=request)
+    assert (proxied.status_code, proxied_body) == (direct.status_code, direct_body)
+    [record] = proxy.finished(1)
+    assert record.forwarded_bytes == len(proxied_body)
+
+
+def cut_anywhere() -> list[str]:
+    """The CRLF scenarios and one of each other content type (each cut into pieces
+    of a few bytes, every scenario would take seconds)."""
+    chosen: dict[str, str] = {}
+    for name in ROUND_TRIP:
+        scenario = load_scenario(name)
+        key = name if scenario.line_ending == "\r\n" else scenario.content_type
+        chosen.setdefault(key, name)
+    return sorted(chosen.values())
+
+
+CUT_ANYWHERE = cut_anywhere()
+
+
+@pytest.fixture(scope="module")
+def random_split_proxy(random_split_stub: StubServer) -> Iterator[RunningProxy]:
+    with RunningProxy(random_split_stub.base_url) as running:
+        yield running
+
+
+def test_reads_cut_anywhere_reach_the_client_byte_for_byte(
+    random_split_proxy: RunningProxy, random_split_stub: StubServer
+) -> None:
+    """The stub cuts each body into random writes (inside CRLF pairs, inside
+    characters, inside frames), compressed or not: the proxy's batches of reads
+    still add up to upstream's bytes."""
+    crlf = [name for name in CUT_ANYWHERE if load_scenario(name).line_ending == "\r\n"]
+    urls = [scenario_path(name) for name in CUT_ANYWHERE]
+    urls += [scenario_path(name) + "?fault=gzip" for name in crlf]
+    for url in urls:
+        _, direct_body = fetch(random_split_stub.base_url + url, content=b"{}")
+        _, proxied_body = fetch(random_split_proxy.url + url, content=b"{}")
+        assert proxied_body == direct_body, url
+    records = random_split_proxy.finished(len(urls))
+    assert sum(record.forwarded_bytes for record in records) > 0
+
+
+HOSTILE_PIECES = (
+    b": a comment\r\n\r",
+    b'\ndata: {"a":"\xff\xfe not UTF-8"}\r',
+    b"\n\r\ndata: lone CR\rdata: \xe2\x82",
+    b"\xac split euro\n\n\r\n\r\n",
+    b"data: [DONE]\r\n\r\n",
+)
+
+
+def test_bytes_no_server_library_would_send_pass_untouched() -> None:
+    """Invalid UTF-8, CRLF pairs and a character cut across chunks, a lone CR."""
+    upstream = CannedUpstream([chunked_answer(*HOSTILE_PIECES, b"")])
+    with RunningProxy(upstream.url) as proxy:
+        _, body = fetch(proxy.url + "/v1/chat/completions", content=b"{}")
+        [record] = proxy.finished(1)
+    assert body == b"".join(HOSTILE_PIECES)
+    assert record.forwarded_bytes == record.bytes == len(body)
 
 
 def test_a_compressed_body_is_forwarded_compressed_and_read_decoded(proxy: RunningProxy) -> None:
