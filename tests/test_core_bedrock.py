@@ -330,6 +330,7 @@ def test_a_cut_invoke_stream_is_truncated() -> None:
         (chunk(b"\xff\xfe"), "chunk-undecodable"),
         (chunk(b"{not json"), "data-not-json"),
         (chunk({"outputText": "Titan says hi"}), "unknown-event"),
+        (chunk({"type": ["message_start"]}), "unknown-event"),
         (ev("chunk", p="abc"), "unexpected-shape"),
         (event_frame("chunk", b"[]"), "unexpected-shape"),
     ],

@@ -206,7 +206,7 @@ class BedrockDialect(Dialect):
             elif key in TEXT_DELTAS and isinstance(value, str):
                 self.state.append_text(TEXT_DELTAS[key], value)
             elif key not in SILENT_DELTAS:
-                self.note("unknown-delta", index, f"delta member {key!r} ignored")
+                self.note("unknown-delta", index, f"delta member {excerpt(key, 60)!r} ignored")
 
     def _block_for_delta(self, index: int | None, delta: dict[str, Any]) -> Block:
         """The delta's block; text and reasoning blocks begin with their first delta,
@@ -240,7 +240,8 @@ class BedrockDialect(Dialect):
             if key == "text" and isinstance(value, str):
                 self.state.append_text(Channel.REASONING, value)
             elif key not in SILENT_REASONING:
-                self.note("unknown-delta", None, f"reasoningContent member {key!r} ignored")
+                shown = excerpt(key, 60)
+                self.note("unknown-delta", None, f"reasoningContent member {shown!r} ignored")
 
     def _on_block_stop(self, payload: dict[str, Any]) -> None:
         index = self._index(payload, "contentBlockStop")
@@ -315,7 +316,7 @@ class BedrockDialect(Dialect):
         except ValueError:
             decoded = None  # the Anthropic dialect names it
         kind = decoded.get("type") if isinstance(decoded, dict) else None
-        if isinstance(decoded, dict) and kind not in ANTHROPIC_TYPES:
+        if isinstance(decoded, dict) and not (isinstance(kind, str) and kind in ANTHROPIC_TYPES):
             shown = excerpt(compact_json(kind), 60)
             self.note("unknown-event", None, f"a chunk of type {shown} (not Anthropic's) ignored")
             return
