@@ -309,6 +309,25 @@ def test_a_chunk_that_is_no_response_is_named() -> None:
     assert run_sse(chunk(text("a")), {"usageMetadata": {}}, done()).kinds == []
 
 
+DEEP = "[" * 1005 + "]" * 1005  # deeper than Python writes, shallow enough to be read
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        '{"candidates":[{"index":%s}]}',
+        '{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":%s}}]}}]}',
+        '{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[%s]}}]}}]}',
+        '{"candidates":[{"finishReason":%s}]}',
+        '{"error":{"code":1,"status":"X","message":%s}}',
+        '{"promptFeedback":{"blockReason":%s}}',
+    ],
+)
+def test_values_nested_past_python_s_limit_never_raise(template: str) -> None:
+    r = run(f"data: {template % DEEP}\n\n".encode())
+    assert r.report["dialect"] == "gemini"
+
+
 # -- framing and detection ----------------------------------------------------------------
 
 

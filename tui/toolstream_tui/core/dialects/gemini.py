@@ -54,6 +54,20 @@ _SEGMENT = re.compile(
 )
 
 
+def _json_text(value: Any) -> str:
+    """A wire value as compact JSON, or named when it nests too deep for Python to
+    write (strict_json reads 1024 levels, past Python's recursion limit)."""
+    try:
+        return compact_json(value)
+    except RecursionError:
+        return f"<a {type(value).__name__} nested too deep to show>"
+
+
+def _said(value: Any) -> str:
+    """A wire value quoted in a detail: a string as it is, anything else as JSON."""
+    return value if isinstance(value, str) else _json_text(value)
+
+
 def _is_google_error(payload: dict[str, Any]) -> bool:
     """Google's error object: `{"error": {"code", "message", "status"}}`."""
     error = payload.get("error")
@@ -160,7 +174,8 @@ class ArgumentTree:
         path = piece.get("jsonPath")
         segments = parse_path(path) if isinstance(path, str) else None
         if segments is None or len(segments) > MAX_PATH_DEPTH:
-            return "unexpected-shape", f"jsonPath {excerpt(repr(path), 80)} names no argument"
+            shown = json.dumps(path, ensure_ascii=False) if isinstance(path, str) else _said(path)
+            return "unexpected-shape", f"jsonPath {excerpt(shown, 80)} names no argument"
         found = _value_of(piece)
         if isinstance(found, str):
             return "unexpected-shape", f"{path}: {found}"
@@ -274,11 +289,11 @@ def piece_text(piece: Any) -> str:
     """A piece as its lane shows it, one line each: `$.city = "San " …` (the `…`:
     it continues). The text is not JSON, so pieces never read as calls merged."""
     if not isinstance(piece, dict):
-        return f"? {compact_json(piece)}\n"
+        return f"? {_json_text(piece)}\n"
     path = piece.get("jsonPath")
-    shown = path if isinstance(path, str) else compact_json(path)
+    shown = path if isinstance(path, str) else _said(path)
     values = [key for key in VALUE_KEYS if piece.get(key) is not None]
-    said = " | ".join(compact_json(None if k == "nullValue" else piece[k]) for k in values)
+    said = " | ".join(_json_text(None if k == "nullValue" else piece[k]) for k in values)
     more = " …" if piece.get("willContinue") is True else ""
     return f"{shown} = {said or '?'}{more}\n"
 
@@ -361,7 +376,7 @@ class GeminiDialect(Dialect):
             return
         index = candidate.get("index", 0)  # proto JSON leaves out an index of 0
         if index != 0 or as_int(index) is None:
-            self.note("extra-choice", None, f"candidate {excerpt(repr(index), 40)} ignored")
+            self.note("extra-choice", None, f"candidate {excerpt(_said(index), 40)} ignored")
             return
         content = candidate.get("content")
         if content is not None and not isinstance(content, dict):
@@ -373,7 +388,7 @@ class GeminiDialect(Dialect):
             self._on_part(part)
         reason = candidate.get("finishReason")
         if reason is not None:
-            self._on_finish(str(reason), candidate)
+            self._on_finish(_said(reason), candidate)
 
     def _on_part(self, part: Any) -> None:
         if not isinstance(part, dict):
@@ -392,7 +407,7 @@ class GeminiDialect(Dialect):
     def _on_finish(self, reason: str, candidate: dict[str, Any]) -> None:
         self._close_streamed(f"the finish ({reason}) came first")
         message = candidate.get("finishMessage")
-        said = f": {excerpt(str(message))}" if message else ""
+        said = f": {excerpt(_said(message))}" if message else ""
         if reason in MALFORMED_CALL_REASONS:
             self.note("finish-malformed-call", None, f"finishReason {reason}{said}")
         elif reason in BLOCKED_REASONS:
@@ -400,20 +415,20 @@ class GeminiDialect(Dialect):
         self.state.finish(reason, "finishReason")
 
     def _on_prompt_blocked(self, feedback: dict[str, Any]) -> None:
-        reason = excerpt(str(feedback.get("blockReason")), 80)
+        reason = excerpt(_said(feedback.get("blockReason")), 80)
         message = feedback.get("blockReasonMessage")
         detail = f"the prompt was blocked ({reason})" + (
-            f": {excerpt(str(message))}" if message else ""
+            f": {excerpt(_said(message))}" if message else ""
         )
         self.note("blocked", None, detail)
         self.state.fail(detail)
 
     def _on_error(self, error: Any) -> None:
         fields = as_dict(error)
-        message = fields.get("message") or compact_json(error)
+        message = _said(fields.get("message") or error)
         status, code = fields.get("status"), fields.get("code")
-        label = " ".join(str(x) for x in (status, code and f"({code})") if x)
-        detail = f"{label}: {message}" if label else str(message)
+        label = " ".join(x for x in (status and _said(status), code and f"({_said(code)})") if x)
+        detail = f"{label}: {message}" if label else message
         self.note("error-event", None, excerpt(detail))
         self.state.fail(f"error in stream: {detail}")
 
@@ -450,7 +465,7 @@ class GeminiDialect(Dialect):
             )
             self.state.append_fragment(slot, args, self.event, self.t)
         else:
-            self.state.append_fragment(slot, compact_json(args), self.event, self.t)
+            self.state.append_fragment(slot, _json_text(args), self.event, self.t)
 
     def _adopt_pieces(self, call_id: str | None) -> None:
         """partialArgs with no call open: kept in a nameless call of their own."""
