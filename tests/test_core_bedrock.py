@@ -433,6 +433,14 @@ JSON_VALUES = st.recursive(
     ),
     max_leaves=8,
 )
+# A provider event as a chunk carries it: JSON of any shape, base64-encoded.
+ENCODED_EVENTS = (
+    st.dictionaries(st.sampled_from(["type", "index", "delta", "content_block"]), JSON_VALUES)
+    .map(json.dumps)
+    .map(str.encode)
+    .map(base64.b64encode)
+    .map(bytes.decode)
+)
 EVENT_TYPES = st.sampled_from([*CONVERSE_EVENTS, "chunk", "other"])
 PAYLOADS = st.fixed_dictionaries(
     {},
@@ -443,7 +451,8 @@ PAYLOADS = st.fixed_dictionaries(
             st.sampled_from(["text", "toolUse", "reasoningContent", "citation"]), JSON_VALUES
         ),
         "stopReason": JSON_VALUES,
-        "bytes": st.binary(max_size=20).map(lambda raw: base64.b64encode(raw).decode())
+        "bytes": st.binary(max_size=20).map(base64.b64encode).map(bytes.decode)
+        | ENCODED_EVENTS
         | JSON_VALUES,
     },
 )
