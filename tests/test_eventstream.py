@@ -15,7 +15,7 @@ import pytest
 from botocore.eventstream import ChecksumMismatch, EventStreamBuffer, EventStreamHeaderParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streaming import run
+from streaming import run, untimed
 
 from conftest import CliRunner
 from toolstream_stubs.eventstream import event_frame, exception_frame, frame, header
@@ -222,6 +222,23 @@ def test_each_problem_is_told_by_the_frame_it_concerns() -> None:
         "frame 5: a length of 15 bytes is impossible; the bytes from there on were not decoded",
     ]
     assert decoder.take_problems() == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="StreamSession notes framing problems after a whole read, not after the frame "
+    "they concern: it should take them with take_problems(upto=frame) after each frame",
+)
+def test_a_session_names_a_spoiled_frame_at_its_own_event_however_cut() -> None:
+    good = event_frame("contentBlockDelta", payload(contentBlockIndex=0, delta={"text": "a"}))
+    spoiled = event_frame("contentBlockDelta", b"{not json", bad_crc=True)
+    stop = event_frame("contentBlockStop", payload(contentBlockIndex=0))
+    body = good + spoiled + good + stop + event_frame("messageStop", payload(stopReason="end_turn"))
+    whole = untimed(run(body, content_type=EVENTSTREAM).report)
+    assert [a["event"] for a in whole["anomalies"]] == [2, 2]
+    for cut in range(1, len(body) + 1):
+        result = run(body, content_type=EVENTSTREAM, pieces=cut)  # reads of `cut` bytes
+        assert untimed(result.report) == whole, cut
 
 
 def test_a_bad_prelude_crc_stops_the_framing_and_keeps_the_rest() -> None:
