@@ -668,3 +668,51 @@ def test_any_arguments_sent_as_pieces_assemble_exactly(
     assert (r.report["status"], r.kinds) == ("finished", [])
     assert r.call(0)["arguments"] == args
     assert r.session.state.calls[0].fragments() == sent
+
+
+ANY = st.one_of(
+    FILLED,
+    st.sampled_from(["$", "$.a", "$.a[0]", "$.a.b", "$['a']", "$.a[1].b", "STOP", "SAFETY"]),
+)
+
+
+def maybe(keys: list[str], value: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Objects holding any of `keys`, each with any value."""
+    return st.dictionaries(st.sampled_from(keys), value, max_size=len(keys))
+
+
+PIECES = st.lists(maybe(["jsonPath", *VALUE_KEY.values(), "stringValue", "willContinue"], ANY))
+CALLS = maybe(["name", "id", "args", "willContinue"], ANY).flatmap(
+    lambda call: st.one_of(st.just(call), PIECES.map(lambda items: {**call, "partialArgs": items}))
+)
+PARTS = st.lists(
+    st.one_of(
+        maybe(["text", "thought", "thoughtSignature"], ANY),
+        CALLS.map(lambda call: {"functionCall": call}),
+        ANY,
+    ),
+    max_size=3,
+)
+CONTENT = st.one_of(PARTS.map(lambda parts: {"parts": parts}), ANY)
+CANDIDATE = st.one_of(
+    st.builds(
+        lambda content, extra: {"content": content, **extra},
+        CONTENT,
+        maybe(["index", "finishReason", "finishMessage"], ANY),
+    ),
+    ANY,
+)
+RESPONSES = st.one_of(
+    st.lists(CANDIDATE, max_size=2).map(lambda candidates: {"candidates": candidates}),
+    maybe(["candidates", "promptFeedback", "error", "usageMetadata"], ANY),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(RESPONSES, max_size=6), st.sampled_from([None, "gemini"]))
+def test_any_values_in_gemini_s_places_never_raise(
+    responses: list[dict[str, Any]], dialect: str | None
+) -> None:
+    r = run(sse(*responses), dialect=dialect, pieces=11)
+    assert r.report["status"] in ("finished", "truncated", "error")
+    assert r.code in (0, 1, 2)
