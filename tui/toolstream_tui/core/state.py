@@ -123,8 +123,13 @@ class CallSlot:
         return self.arguments_raw if self.final_raw is None else self.final_raw
 
     def holds_complete_json(self) -> bool:
+        """The arguments so far are a whole value; only whitespace is one too: at
+        the finish it means `{}`, as nothing does."""
+        raw = self.arguments_raw
+        if not raw.strip():
+            return True
         try:
-            loads(self.arguments_raw)
+            loads(raw)
         except ValueError:
             return False
         return True
