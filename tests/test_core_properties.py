@@ -19,8 +19,9 @@ from toolstream_tui.core.events import CallParsed, FinishSeen, StreamEvent
 # -- JSON arguments -------------------------------------------------------------
 
 # How a provider serialises arguments: escaped (surrogate pairs for emoji),
-# raw UTF-8, compact, pretty-printed, or sends the empty string.
-ARG_STYLES = ["ascii", "unicode", "compact", "indent", "empty"]
+# raw UTF-8, compact, pretty-printed, or sends the empty string or only whitespace
+# (both mean no arguments: `{}`).
+ARG_STYLES = ["ascii", "unicode", "compact", "indent", "empty", "blank"]
 
 
 @st.composite
@@ -28,6 +29,8 @@ def arguments(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     style = draw(st.sampled_from(ARG_STYLES))
     if style == "empty":
         return {}, ""
+    if style == "blank":
+        return {}, draw(st.text(" \t\r\n", min_size=1, max_size=4))
     obj = draw(OBJECTS)
     if style == "ascii":
         return obj, json.dumps(obj, ensure_ascii=True)
