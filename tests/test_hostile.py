@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_stubs import StubServer
@@ -204,8 +205,9 @@ async def test_quitting_mid_stream_leaves_a_recording_that_replays_what_was_seen
         source = HttpSource(HttpRequest(url=url, timeout=30), clock=frozen_clock)
         app = ToolstreamApp(source, WatchOptions(record=recording, clock=frozen_clock))
         async with app.run_test(size=(120, 36)) as pilot:
-            while app.session.state.events < 12:  # the stub stalls after event 12
-                await pilot.pause(0.01)
+            await until(
+                pilot, lambda: app.session.state.events >= 12, "12 events (the stub then stalls)"
+            )
             seen = build_report(app.session.state)
             await pilot.press("q")
     replayed = json.loads(cli("--headless", "--replay", str(recording)).stdout)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_stubs import StubServer
@@ -150,8 +151,7 @@ async def test_the_status_bar_shows_a_stall_growing(stub: StubServer) -> None:
     source = HttpSource(HttpRequest(url=weather(stub, "fault=stall&at=4&seconds=30")), clock=clock)
     app = ToolstreamApp(source, WatchOptions(clock=clock))
     async with app.run_test(size=(140, 30)) as pilot:
-        while app.session.state.events < 4:  # the stub stalls inside event 4
-            await pilot.pause(0.01)
+        await until(pilot, lambda: app.session.state.events >= 4, "4 events (the stub then stalls)")
         for seconds in (0.5, 2.0, 5.0):
             now[0] = seconds
             app.stream.display_tick()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
+from waiting import until
 
 from conftest import make_app, redrawn_at_rest, wait_received, wait_settled
 from toolstream_stubs import StubServer
@@ -228,8 +229,9 @@ async def test_quit_mid_stream_with_bundle_writes_what_arrived(tmp_path: Path) -
     with StubServer("weather", speed=0, before_event=before_event) as stub:
         app = make_app(stub, "weather", bundle=bundle)
         async with app.run_test(size=(120, 30)) as pilot:
-            while app.session.state.events < 5:  # the stub holds event 6 back
-                await pilot.pause(0.01)
+            await until(
+                pilot, lambda: app.session.state.events >= 5, "5 events (the stub holds the next)"
+            )
             await pilot.press("q")
         gate.set()
     report = json.loads((bundle / "report.json").read_text(encoding="utf-8"))

@@ -3,7 +3,6 @@ closing it in the app, and pictures of a replay whose arrival times are known.""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -13,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.text import Text
 from streaming import chunk, sse, tc
+from waiting import until
 
 from conftest import frozen_clock, make_app, settled_then, wait_settled
 from toolstream_stubs import StubServer
@@ -333,15 +333,17 @@ async def test_an_open_timeline_follows_the_stream_until_it_ends() -> None:
         source = HttpSource(HttpRequest(url=stub.scenario_url("weather")))
         app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
         async with app.run_test(size=REPLAY_SIZE) as pilot:
-            while app.session.state.events < 4:  # the stub holds event 4 back
-                await pilot.pause(0.01)
+            await until(
+                pilot, lambda: app.session.state.events >= 4, "4 events (the stub holds the next)"
+            )
             await pilot.press("w")
             await pilot.pause()
             assert isinstance(app.screen, TimelineScreen)
             assert "finish —" in " ".join(shown(app.screen).split())
             gate.set()
             await wait_settled(app)
-            deadline = asyncio.get_running_loop().time() + 300  # only catches a hang
-            while "finish —" in " ".join(shown(app.screen).split()):  # redrawn within 1 s
-                assert asyncio.get_running_loop().time() < deadline, "the timeline stood still"
-                await pilot.pause(0.05)
+            await until(  # redrawn within a second
+                pilot,
+                lambda: "finish —" not in " ".join(shown(app.screen).split()),
+                "the timeline to show the finish",
+            )
