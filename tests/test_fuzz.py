@@ -89,6 +89,15 @@ def reference_sse(body: bytes) -> Reference:
 CASES = [0]  # how many cases ran (hypothesis examples and exhaustive truncations)
 
 
+@pytest.fixture(autouse=True)
+def every_test_plays_a_case() -> Iterator[None]:
+    """A test here that never reached `play` (a strategy that filters out every
+    example, a case that returns early) would pass having checked nothing."""
+    before = CASES[0]
+    yield
+    assert CASES[0] > before, "the test played no case"
+
+
 def _refuse(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -107,7 +116,7 @@ def room_to_compare() -> Iterator[None]:
 
 def check_array_elements(body: bytes, events: list[Any]) -> None:
     """A body that is a JSON array (made by json.dumps) is a stream of its elements:
-    each event is one element's text, exactly as written (a piece of the body, when
+    each event is one element's text, whole (a piece of the body, when
     the body is not JSON)."""
     datas = [event.data for event in events if isinstance(event, WireEvent)]
     with room_to_compare():
@@ -117,8 +126,21 @@ def check_array_elements(body: bytes, events: list[Any]) -> None:
             text = body.decode("utf-8", errors="replace")
             assert all(data in text for data in datas)
             return
-        expected = [json.dumps(element) for element in elements]
-    assert datas == expected
+        # however the array is laid out, each event is one element, whole
+        assert [json.dumps(json.loads(data)) for data in datas] == [
+            json.dumps(element) for element in elements
+        ]
+
+
+def check_lines(body: bytes, events: list[Any], report: dict[str, Any]) -> None:
+    """An NDJSON body: each non-blank line is an event, whole (the last one too, with
+    or without its newline)."""
+    lines = body.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    expected = [
+        line.rstrip(b"\r").decode("utf-8", errors="replace") for line in lines if line.strip()
+    ]
+    assert [event.data for event in events if isinstance(event, WireEvent)] == expected
+    assert report["trailing"] == ""
 
 
 def end(session: StreamSession, ending: str, t: float) -> list[Any]:
@@ -204,6 +226,12 @@ def check(
         assert report["trailing_chars"] == len(ref.trailing)
     elif session.mode == "json-array" and status < 400:
         check_array_elements(body, events)
+    elif session.mode == "ndjson" and status < 400:
+        check_lines(body, events, report)
+    elif session.mode == "eventstream" and status < 400:
+        assert state.events == session.decoder.dispatched
+        text = body.decode("utf-8", errors="replace")
+        assert all(event.data in text for event in events if isinstance(event, WireEvent))
     else:
         assert state.events == 0
 
@@ -780,6 +808,14 @@ CRASHES = {
     "deep-json-body": (b"[" * DEEP, None, 200, "application/json"),
     # arguments nested 1020 deep parse (orjson allows 1024) but do not serialise
     "arguments-nested-1020": (chat_call("[" * 1020 + "]" * 1020), "openai-chat", 200, ""),
+    # RecursionError out of chat's error message: an error object nested 1010 deep
+    # (orjson reads it; neither str() nor repr() can walk it)
+    "error-message-nested-1010": (
+        b'data: {"error": {"message": ' + b'{"a":' * 1010 + b"1" + b"}" * 1012 + b"\n\n",
+        None,
+        200,
+        "text/event-stream",
+    ),
     # TypeError, unhashable: detect.py `kind in MESSAGE_EVENTS` with a non-string type
     "type-is-a-list": (b'data: {"type": []}\n\n', None, 200, "text/event-stream"),
     # TypeError, unhashable: responses.py `_by_item_id[entry.item_id]` with a non-string id
