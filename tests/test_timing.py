@@ -61,7 +61,9 @@ def test_a_field_is_not_complete_before_its_end_has_arrived(
 ) -> None:
     raw = json.dumps(obj)
     whole = scanned([raw])
-    cut_at = data.draw(st.integers(0, len(raw)))
+    # Anywhere, or right after a key's closing quote: the field is known from there.
+    just_named = st.sampled_from([named_at + 1 for _, named_at, _ in whole])
+    cut_at = data.draw(st.integers(0, len(raw)) | just_named)
     # A field is known once its key's closing quote (`named_at`) has arrived.
     arrived = [field for field in whole if field[1] < cut_at]
     for (key, named_at, complete_at), partial in zip(arrived, scanned([raw[:cut_at]]), strict=True):
