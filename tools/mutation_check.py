@@ -1,0 +1,265 @@
+"""Small mutations of the product, each against the tests that hold its promise.
+
+Each mutant replaces one exact piece of source text in a copy of `tui/` made in a
+temporary directory; the named tests run (`pytest -x -q -n 0`) with that copy first
+on PYTHONPATH, so the checkout itself is never changed (other work in it goes on,
+and an interrupted run leaves nothing behind). A mutant is killed when the tests
+fail, and survives when they pass. docs/mutation.md lists the mutants and results.
+
+    python tools/mutation_check.py            # every mutant
+    python tools/mutation_check.py max-bytes  # those whose name contains this
+    python tools/mutation_check.py --list
+
+Exit status: 0 when every mutant was killed, 1 when one survived, 2 on a mutant
+whose source text is no longer found (the code moved: update the mutant)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path("tui/toolstream_tui")
+TEST_TIMEOUT_S = 600  # a mutant that makes a test hang is killed too (pytest-timeout)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    promise: str
+    path: str  # under tui/toolstream_tui
+    old: str
+    new: str
+    tests: tuple[str, ...]  # pytest arguments
+
+
+MUTANTS = (
+    Mutant(
+        "proxy-crlf",
+        "the proxy passes body bytes through exactly",
+        "sources/forwarder.py",
+        '"body": data, "more_body": True}',
+        '"body": data.replace(b"\\r\\n", b"\\n"), "more_body": True}',
+        ("tests/test_proxy.py", "-k", "byte_for_byte or untouched"),
+    ),
+    Mutant(
+        "max-bytes",
+        "--max-bytes N stops past N bytes, not at N",
+        "core/session.py",
+        "over_total = len(chunk) > room",
+        "over_total = len(chunk) >= room",
+        ("tests/test_limits.py", "-k", "max_bytes"),
+    ),
+    Mutant(
+        "max-event-bytes-sse",
+        "--max-event-bytes N lets an SSE event of N bytes through",
+        "core/sse.py",
+        "            if len(block) > self.max_event_bytes:",
+        "            if len(block) >= self.max_event_bytes:",
+        ("tests/test_limits.py", "-k", "sse_event"),
+    ),
+    Mutant(
+        "max-event-bytes-sse-pending",
+        "--max-event-bytes N: an SSE event arriving in pieces is cut past N only",
+        "core/sse.py",
+        'buffer.endswith(b"\\n") > self.max_event_bytes',
+        'buffer.endswith(b"\\n") >= self.max_event_bytes',
+        ("tests/test_limits.py", "-k", "sse_event"),
+    ),
+    Mutant(
+        "max-event-bytes-ndjson",
+        "--max-event-bytes N lets an NDJSON line of N bytes through",
+        "core/framing.py",
+        "            if len(line) > self.max_event_bytes:",
+        "            if len(line) >= self.max_event_bytes:",
+        ("tests/test_limits.py", "-k", "ndjson"),
+    ),
+    Mutant(
+        "max-event-bytes-body",
+        "--max-event-bytes N lets a whole JSON body of N bytes through",
+        "core/session.py",
+        "self._body_bytes > limit",
+        "self._body_bytes >= limit",
+        ("tests/test_limits.py", "-k", "json_body"),
+    ),
+    Mutant(
+        "max-request-bytes",
+        "--max-request-bytes N forwards a body of N bytes",
+        "sources/forwarder.py",
+        "if len(body) > self.config.max_request_bytes:",
+        "if len(body) >= self.config.max_request_bytes:",
+        ("tests/test_limits.py", "-k", "max_request_bytes"),
+    ),
+    Mutant(
+        "header-limit",
+        "the proxy's header limit forwards a head of exactly the limit",
+        "sources/forwarder.py",
+        "if head_bytes > self.config.max_header_bytes:",
+        "if head_bytes >= self.config.max_header_bytes:",
+        ("tests/test_limits.py", "-k", "header_limit"),
+    ),
+    Mutant(
+        "idle-timeout",
+        "--idle-timeout S cuts after S seconds",
+        "sources/pump.py",
+        "asyncio.timeout(seconds if opened else None)",
+        "asyncio.timeout(seconds * 10 if opened else None)",
+        ("tests/test_limits.py", "-k", "idle_timeout"),
+    ),
+    Mutant(
+        "request-timeout",
+        "--timeout S gives up after S seconds",
+        "sources/http.py",
+        "timeout = httpx.Timeout(request.timeout)",
+        "timeout = httpx.Timeout(request.timeout * 10)",
+        ("tests/test_limits.py", "-k", "request_timeout"),
+    ),
+    Mutant(
+        "proxy-idle-timeout",
+        "the proxy's --idle-timeout S cuts a silent upstream after S seconds",
+        "sources/forwarder.py",
+        "read=config.idle_timeout,",
+        "read=config.idle_timeout and config.idle_timeout * 10,",
+        ("tests/test_limits.py", "-k", "proxys_idle_timeout"),
+    ),
+    Mutant(
+        "stall-threshold",
+        "a silence longer than --stall-threshold S is a stall",
+        "core/timing.py",
+        "t - previous > threshold",
+        "t - previous > threshold * 10",
+        ("tests/test_limits.py", "-k", "stall"),
+    ),
+    Mutant(
+        "stall-status-bar",
+        "the status bar says 'no data' once the silence passes the threshold",
+        "views.py",
+        "quiet > state.stall_threshold",
+        "quiet > state.stall_threshold * 10",
+        ("tests/test_limits.py", "-k", "status_bar"),
+    ),
+    Mutant(
+        "secret-on-screen",
+        "a key echoed back by the server never reaches the screen",
+        "sources/secrets.py",
+        "return self._scrubbed(items) if self.pattern else items",
+        "return items",
+        ("tests/test_secrets.py", "-k", "no_secret_reaches_the_screen"),
+    ),
+    Mutant(
+        "redact-hold-min",
+        "4 or more characters of a key's start never show (README)",
+        "core/redact.py",
+        "HOLD_MIN = 4",
+        "HOLD_MIN = 8",
+        ("tests/test_redact.py", "-k", "leaves_no_piece"),
+    ),
+    Mutant(
+        "surrogates-arguments",
+        "a UTF-16 pair cut between argument fragments is one character again",
+        "core/state.py",
+        "        return rejoin_pairs(self.pieces.text())",
+        "        return self.pieces.text()",
+        ("tests/test_surrogates.py", "-k", "any_surrogates"),
+    ),
+    Mutant(
+        "whitespace-arguments",
+        "whitespace-only arguments mean {}",
+        "core/state.py",
+        'if raw.strip() == "":',
+        'if raw == "":',
+        ("tests/test_core_properties.py", "-k", "reassemble_exactly"),
+    ),
+    Mutant(
+        "field-scanner-lazy-key",
+        "a field is known as soon as its key's closing quote arrives",
+        "core/fields.py",
+        "        if self._key_string:\n",
+        "        if self._key_string and at + 1 < end:\n",
+        ("tests/test_timing.py", "-k", "not_complete_before"),
+    ),
+)
+
+
+def mutated_copy(mutant: Mutant, into: Path) -> None:
+    """`tui/` copied under `into`, with the mutant's change made in the copy."""
+    shutil.copytree(
+        ROOT / "tui", into / "tui", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
+    target = into / PACKAGE / mutant.path
+    source = target.read_text(encoding="utf-8")
+    count = source.count(mutant.old)
+    if count != 1:
+        raise LookupError(f"{mutant.name}: {mutant.old!r} found {count} times in {mutant.path}")
+    target.write_text(source.replace(mutant.old, mutant.new), encoding="utf-8")
+
+
+def run_tests(tests: tuple[str, ...], tui_dir: Path | None) -> tuple[bool, str]:
+    """Whether the tests passed, and pytest's last line."""
+    env = dict(os.environ)
+    if tui_dir is not None:  # ahead of the editable install, also in subprocesses
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tui_dir), env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "0"]
+    result = subprocess.run(
+        [*command, "-o", f"timeout={TEST_TIMEOUT_S}", *tests],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    failed = [line.split(" - ")[0] for line in lines if line.startswith(("FAILED", "ERROR"))]
+    summary = lines[-1] if lines else result.stderr.strip()[-200:]
+    return result.returncode == 0, "; ".join([*failed[:1], summary])
+
+
+def check(mutant: Mutant) -> str:
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as scratch:
+        mutated_copy(mutant, Path(scratch))
+        passed, summary = run_tests(mutant.tests, Path(scratch) / "tui")
+    return ("SURVIVED" if passed else "killed") + f"  ({summary})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("only", nargs="?", default="", help="run the mutants whose name has this")
+    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip running the tests unmutated first"
+    )
+    args = parser.parse_args(argv)
+    chosen = [mutant for mutant in MUTANTS if args.only in mutant.name]
+    if args.list:
+        for mutant in chosen:
+            print(f"{mutant.name}: {mutant.promise}\n    tests: {' '.join(mutant.tests)}")
+        return 0
+    if not args.no_baseline:
+        for tests in dict.fromkeys(mutant.tests for mutant in chosen):
+            passed, summary = run_tests(tests, None)
+            if not passed:
+                print(f"baseline fails, no mutant can be judged: {' '.join(tests)}: {summary}")
+                return 1
+    survived = 0
+    for mutant in chosen:
+        started = time.monotonic()
+        try:
+            outcome = check(mutant)
+        except LookupError as exc:
+            print(f"{mutant.name}: {exc}")
+            return 2
+        survived += outcome.startswith("SURVIVED")
+        print(f"{mutant.name}: {outcome} in {time.monotonic() - started:.0f} s", flush=True)
+    print(f"{len(chosen) - survived} of {len(chosen)} mutants killed")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
