@@ -36,8 +36,9 @@ class Framer(Protocol):
 
     def feed(self, chunk: bytes) -> list[SSEItem]: ...
 
-    def take_problems(self) -> list[str]:
-        """What could not be framed since the last call (each a `frame-invalid`)."""
+    def take_problems(self, upto: int | None = None) -> list[str]:
+        """What could not be framed since the last call (each a `frame-invalid`);
+        with `upto`, only what events up to that number told."""
         ...
 
     def close(self) -> tuple[list[SSEItem], str]: ...
@@ -46,7 +47,7 @@ class Framer(Protocol):
 class NoProblems:
     """For framings in which any bytes frame (whatever they hold)."""
 
-    def take_problems(self) -> list[str]:
+    def take_problems(self, upto: int | None = None) -> list[str]:
         return []
 
 
@@ -193,11 +194,14 @@ class JSONArrayDecoder(NoProblems):
         return found.end()
 
     def _in_scalar(self, position: int, items: list[SSEItem]) -> int | None:
+        assert self._start is not None
         found = _SCALAR_END.search(self._buffer, position)
         if found is None:
             return None
-        self._dispatch(found.start(), items)
-        return found.start()
+        # A bracket no element opened (`]]`, `}`) is a one-byte value of its own.
+        end = max(found.start(), self._start + 1)
+        self._dispatch(end, items)
+        return end
 
     def _between(self, position: int) -> int | None:
         found = _NEXT_ELEMENT.search(self._buffer, position)

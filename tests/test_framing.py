@@ -1,0 +1,111 @@
+"""The framings that are not SSE (core/framing.py): NDJSON lines and a JSON array
+written element by element. Whatever the bytes and however they are cut into
+reads, the same events come out, each one whole, and nothing is lost."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolstream_tui.core.framing import JSONArrayDecoder, LineDecoder
+from toolstream_tui.core.session import sniffed_mode
+from toolstream_tui.core.sse import SSEEvent
+
+Decoder = LineDecoder | JSONArrayDecoder
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def run(decoder: Decoder, body: bytes, cuts: list[int]) -> tuple[list[str], str]:
+    """The events' data and the trailing text, the body fed in pieces cut at `cuts`."""
+    events: list[Any] = []
+    start = 0
+    for cut in [*sorted(cuts), len(body)]:
+        events += decoder.feed(body[start:cut])
+        start = max(start, cut)
+    more, trailing = decoder.close()
+    events += more
+    assert [event.number for event in events] == list(range(1, len(events) + 1))
+    return [event.data for event in events if isinstance(event, SSEEvent)], trailing
+
+
+def cuts_of(body: bytes) -> st.SearchStrategy[list[int]]:
+    return st.lists(st.integers(0, len(body)), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.binary(max_size=200), data=st.data())
+def test_any_bytes_frame_the_same_however_cut(body: bytes, data: st.DataObject) -> None:
+    """Arbitrary bytes (unmatched brackets, stray quotes, backslashes at a read's
+    end) end in finite events, the same for any cuts as for one read."""
+    cuts = data.draw(cuts_of(body))
+    for make in (LineDecoder, JSONArrayDecoder):
+        assert run(make(), body, cuts) == run(make(), body, [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    elements=st.lists(JSON_VALUES, max_size=6),
+    separator=st.sampled_from([",", ",\r\n", "\n,\r\n", " , "]),
+    data=st.data(),
+)
+def test_each_array_element_is_one_event(
+    elements: list[Any], separator: str, data: st.DataObject
+) -> None:
+    body = "[" + separator.join(json.dumps(e, ensure_ascii=False) for e in elements) + "]"
+    raw = body.encode()
+    events, trailing = run(JSONArrayDecoder(), raw, data.draw(cuts_of(raw)))
+    assert [json.loads(event) for event in events] == elements
+    assert trailing == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(st.dictionaries(st.text(), JSON_VALUES, max_size=3), max_size=6),
+    newline=st.sampled_from(["\n", "\r\n"]),
+    final_newline=st.booleans(),
+    data=st.data(),
+)
+def test_each_ndjson_line_is_one_event(
+    lines: list[dict[str, Any]], newline: str, final_newline: bool, data: st.DataObject
+) -> None:
+    body = newline.join(json.dumps(line, ensure_ascii=False) for line in lines)
+    raw = (body + (newline if final_newline and lines else "")).encode()
+    events, trailing = run(LineDecoder(), raw, data.draw(cuts_of(raw)))
+    assert [json.loads(event) for event in events] == lines
+    assert trailing == ""
+
+
+def test_an_element_cut_short_is_the_trailing_text() -> None:
+    events, trailing = run(JSONArrayDecoder(), b'[{"a": 1},\r\n{"b": "cut', [5])
+    assert (events, trailing) == (['{"a": 1}'], '{"b": "cut')
+
+
+def test_an_oversized_line_stops_the_framing_and_keeps_the_rest() -> None:
+    decoder = LineDecoder(max_event_bytes=10)
+    events = decoder.feed(b'{"a":1}\n{"b":"0123456789"}\n{"c":3}\n')
+    assert [event.data for event in events] == ['{"a":1}']
+    assert decoder.oversized
+    assert decoder.close() == ([], '{"b":"0123456789"}\n{"c":3}\n')
+
+
+def test_an_oversized_element_stops_the_framing() -> None:
+    decoder = JSONArrayDecoder(max_event_bytes=10)
+    events = decoder.feed(b'[{"a":1},{"b":"0123456789"')
+    assert [event.data for event in events] == ['{"a":1}']
+    assert decoder.oversized
+
+
+def test_untyped_bodies_are_told_by_their_first_bytes() -> None:
+    assert sniffed_mode(b'{"a":1}\n{"b":2}\n', final=False) == "ndjson"
+    assert sniffed_mode(b'{\n  "a": 1\n}', final=True) == "json"
+    assert sniffed_mode(b'{"a":1}', final=False) is None  # a second line may still come
+    assert sniffed_mode(b'{"a":1}', final=True) == "json"
+    assert sniffed_mode(b"  [{", final=False) == "json-array"
+    assert sniffed_mode(b"data: {}\n\n", final=False) == "sse"
