@@ -224,11 +224,6 @@ def test_each_problem_is_told_by_the_frame_it_concerns() -> None:
     assert decoder.take_problems() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="StreamSession notes framing problems after a whole read, not after the frame "
-    "they concern: it should take them with take_problems(upto=frame) after each frame",
-)
 def test_a_session_names_a_spoiled_frame_at_its_own_event_however_cut() -> None:
     good = event_frame("contentBlockDelta", payload(contentBlockIndex=0, delta={"text": "a"}))
     spoiled = event_frame("contentBlockDelta", b"{not json", bad_crc=True)
@@ -254,11 +249,33 @@ def test_a_bad_prelude_crc_stops_the_framing_and_keeps_the_rest() -> None:
     assert trailing == rest.decode("utf-8", errors="backslashreplace")
 
 
-def test_the_limits_are_botocores() -> None:
-    assert (MAX_HEADERS, MAX_PAYLOAD) == (
-        botocore.eventstream._MAX_HEADERS_LENGTH,
-        botocore.eventstream._MAX_PAYLOAD_LENGTH,
-    )
+@pytest.mark.parametrize(
+    ("prelude", "refusal"),
+    [
+        (
+            with_prelude(MAX_HEADERS + 17, MAX_HEADERS + 1),
+            botocore.eventstream.InvalidHeadersLength,
+        ),
+        (with_prelude(MAX_PAYLOAD + 17, 0), botocore.eventstream.InvalidPayloadLength),
+    ],
+)
+def test_botocore_refuses_the_first_length_past_our_limits(
+    prelude: bytes, refusal: type[Exception]
+) -> None:
+    """Our limits are botocore's: it too refuses a frame one byte past either."""
+    buffer = botocore.eventstream.EventStreamBuffer()
+    buffer.add_data(prelude)
+    with pytest.raises(refusal):
+        next(iter(buffer))
+
+
+@pytest.mark.parametrize(
+    "prelude", [with_prelude(MAX_HEADERS + 16, MAX_HEADERS), with_prelude(MAX_PAYLOAD + 16, 0)]
+)
+def test_botocore_waits_for_a_frame_at_our_limits(prelude: bytes) -> None:
+    buffer = botocore.eventstream.EventStreamBuffer()
+    buffer.add_data(prelude)
+    assert list(buffer) == []  # a sound prelude: the frame's bytes have not come yet
 
 
 @pytest.mark.parametrize(

@@ -244,8 +244,10 @@ class StreamSession:
         self.state.note("limit-reached", None, f"{reason}; reading stopped there", None)
         return self.state.drain() + self.close(t)
 
-    def _note_framing_problems(self) -> None:
-        for problem in self.decoder.take_problems():
+    def _note_framing_problems(self, upto: int | None = None) -> None:
+        """Name what could not be framed (up to event `upto`: at that event, so where
+        the body was cut never moves it)."""
+        for problem in self.decoder.take_problems(upto):
             self.state.note("frame-invalid", None, problem, self.state.events)
 
     def _note_invalid_utf8(self, event: int | None) -> None:
@@ -307,6 +309,7 @@ class StreamSession:
         state = self.state
         live = state.live
         on_event = self.dialect.current.on_event
+        per_event = self.mode == "eventstream"  # only frames can be invalid one by one
         for item in items:
             if type(item) is SSEComment:
                 if live:
@@ -318,6 +321,8 @@ class StreamSession:
             if live:
                 state.outbox.append(WireEvent(item.number, item.event, item.data, item.id, t))
             on_event(item, t)
+            if per_event:
+                self._note_framing_problems(item.number)
 
     def _sniff(self, t: float, final: bool) -> None:
         """An untyped body: once its first bytes tell what it is, read it as that."""

@@ -113,7 +113,7 @@ class SSEDecoder:
         self._check_pending()
         return blocks
 
-    def take_problems(self) -> list[str]:
+    def take_problems(self, upto: int | None = None) -> list[str]:
         """What could not be framed (nothing, for SSE: every byte frames)."""
         return []
 
