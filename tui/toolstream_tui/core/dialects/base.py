@@ -16,8 +16,8 @@ def compact_json(value: Any) -> str:
     """Serialised for the raw view (values decoded by strict_json always fit)."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except RecursionError:
-        return repr(value)[:10000]
+    except RecursionError:  # nested past what json (or repr) can walk: the wire event has it
+        return f"({type(value).__name__} nested too deep to show)"
 
 
 def excerpt(text: str, limit: int = 200) -> str:

@@ -182,7 +182,9 @@ class ChatCompletionsDialect(Dialect):
 
     def _on_error(self, error: Any) -> None:
         message = error.get("message") if isinstance(error, dict) else None
-        detail = str(message or compact_json(error))
+        # A message that is not text is shown as JSON (compact_json bounds what str()
+        # of a value nested a thousand deep would not).
+        detail = message if isinstance(message, str) and message else compact_json(message or error)
         self.note("error-event", None, detail)
         self.state.fail(f"error in stream: {detail}")
 
