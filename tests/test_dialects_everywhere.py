@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-
-from conftest import CliRunner
 from proxying import RunningProxy
 from streaming import untimed
+
+from conftest import CliRunner
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import StreamSession, build_report
