@@ -12,7 +12,7 @@ from streaming import assert_close_timing, untimed
 
 from conftest import CliRunner
 from toolstream_stubs import StubServer
-from toolstream_stubs.scenarios import ENDPOINT
+from toolstream_stubs.scenarios import ENDPOINT, scenario_names
 from toolstream_tui.core.dialects.detect import DIALECTS
 
 
@@ -80,3 +80,10 @@ def test_every_provider_path_in_the_readme_table_is_one_the_stub_serves() -> Non
     concrete = [re.sub(r"[A-Z]+(?=[/:]|$)", "stub", path) for path in paths]
     assert len(concrete) >= len(DIALECTS)
     assert [path for path in concrete if not ENDPOINT.fullmatch(path)] == []
+
+
+def test_the_readme_names_every_stub_scenario() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The stub server\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([a-z0-9-]+)`", section))
+    assert set(scenario_names()) - named == set()
