@@ -6,6 +6,7 @@ and the core's state, never a copy of the stream kept by a widget."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,6 +43,7 @@ from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.replay import ReplaySource
 
 SIZE = (120, 40)
+MAX_STEPS = 1000  # a cursor that stops moving fails the loop stepping it, not CI
 
 
 def mode(lane: CallLane) -> str:
@@ -59,7 +61,9 @@ async def test_lanes_flip_exactly_at_the_finish_event(app_stub: StubServer) -> N
         await wait_received(app)
         screen, state = app.stream, app.session.state
         assert state.finish_event is not None
+        steps = itertools.count()
         while screen.cursor < state.finish_event:
+            assert next(steps) < MAX_STEPS, "the cursor stopped short of the finish"
             await pilot.press("n")
             if screen.cursor < state.finish_event and screen.lanes.lanes:
                 assert mode(screen.lanes.lanes[0]) == "raw", "flipped before the finish"
@@ -657,11 +661,14 @@ async def test_lanes_flip_without_restyling_their_parts(
     async with app.run_test(size=SIZE) as pilot:
         await wait_received(app)
         screen = app.stream
+        steps = itertools.count()
         while not screen.lanes.lanes:  # (the column's look without calls goes, once)
+            assert next(steps) < MAX_STEPS, "no lane came"
             await pilot.press("n")
         restyled = count_restyles(app, monkeypatch)
         tones = set()
         while screen.cursor < screen.horizon:
+            assert next(steps) < MAX_STEPS, "the cursor stopped short of the horizon"
             await pilot.press("n")
             tones |= {lane.view.tone for lane in screen.lanes.lanes.values()}
         assert {"streaming", "parsed", "schema"} <= tones

@@ -4,6 +4,7 @@ turn, and waits while a person's input is being answered."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 
 from toolstream_tui.core import StreamSession
@@ -71,7 +72,9 @@ async def test_pumps_share_one_slice_of_each_pass_of_the_loop() -> None:
     ]
     read_per_pass = []
     read = 0
+    passes = itertools.count()
     while not all(task.done() for task in tasks):
+        assert next(passes) < 100_000, "the pumps stopped reading"
         await asyncio.sleep(0)
         now_read = sum(session.state.events for session in sessions)
         read_per_pass.append(now_read - read)
