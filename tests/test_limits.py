@@ -17,6 +17,7 @@ from virtual_clock import run_on_virtual_clock
 
 from conftest import CliRunner
 from toolstream_stubs import load_scenario
+from toolstream_stubs.eventstream import event_frame
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.timing import stream_timing
 from toolstream_tui.sources.base import (
@@ -99,6 +100,19 @@ def test_max_event_bytes_lets_an_ndjson_line_of_exactly_n_bytes_through(
 def test_max_event_bytes_lets_a_json_body_of_exactly_n_bytes_through(edge: int, piece: int) -> None:
     body = load_scenario("json-completion").rendered
     session = fed(opened("application/json", max_event_bytes=len(body) + edge), body, piece)
+    assert limit_reached(session) == (edge < 0)
+
+
+@pytest.mark.parametrize("piece", [1 << 20, 1])
+@pytest.mark.parametrize("edge", EDGES)
+def test_max_event_bytes_lets_an_event_stream_frame_of_exactly_n_bytes_through(
+    edge: int, piece: int
+) -> None:
+    delta = {"contentBlockDelta": {"delta": {"text": "w" * 100}, "contentBlockIndex": 0}}
+    first = event_frame("contentBlockDelta", json.dumps(delta).encode())
+    body = first + event_frame("messageStop", b'{"stopReason":"end_turn"}')
+    content_type = "application/vnd.amazon.eventstream"
+    session = fed(opened(content_type, max_event_bytes=len(first) + edge), body, piece)
     assert limit_reached(session) == (edge < 0)
 
 

@@ -82,6 +82,14 @@ MUTANTS = (
         ("tests/test_limits.py", "-k", "ndjson"),
     ),
     Mutant(
+        "max-event-bytes-eventstream",
+        "--max-event-bytes N lets an event-stream frame of N bytes through",
+        "core/eventstream.py",
+        "elif total > self.max_event_bytes:",
+        "elif total >= self.max_event_bytes:",
+        ("tests/test_limits.py", "-k", "event_stream_frame"),
+    ),
+    Mutant(
         "max-event-bytes-body",
         "--max-event-bytes N lets a whole JSON body of N bytes through",
         "core/session.py",
