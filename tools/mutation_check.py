@@ -178,6 +178,14 @@ MUTANTS = (
         ("tests/test_surrogates.py", "-k", "any_surrogates"),
     ),
     Mutant(
+        "lone-surrogate-keys",
+        "a lone surrogate in an argument's key is named",
+        "core/surrogates.py",
+        "                if lone_offsets(key):",
+        "                if False:",
+        ("tests/test_surrogates.py", "-k", "every_output_path or named_by_path"),
+    ),
+    Mutant(
         "whitespace-arguments",
         "whitespace-only arguments mean {}",
         "core/state.py",
