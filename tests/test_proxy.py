@@ -197,6 +197,25 @@ def test_bytes_no_server_library_would_send_pass_untouched() -> None:
     assert record.forwarded_bytes == record.bytes == len(body)
 
 
+def test_hop_by_hop_response_headers_stay_between_upstream_and_the_proxy() -> None:
+    """Those RFC 9110 names, and those upstream's `Connection` lists, are for one
+    connection only; the others reach the client as they came."""
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        b"Connection: keep-alive, X-Upstream-Hop\r\nKeep-Alive: timeout=5\r\n"
+        b"X-Upstream-Hop: 1\r\nProxy-Authenticate: Basic\r\nX-Request-Id: req-7\r\n"
+        b"content-length: 14\r\n\r\ndata: [DONE]\n\n"
+    )
+    upstream = CannedUpstream([head])
+    with RunningProxy(upstream.url) as proxy:
+        response, body = fetch(proxy.url + "/v1/chat/completions", content=b"{}")
+        proxy.finished(1)
+    names = {name.lower() for name in response.headers}
+    assert not names & {"keep-alive", "x-upstream-hop", "proxy-authenticate"}
+    assert response.headers["x-request-id"] == "req-7"
+    assert body == b"data: [DONE]\n\n"
+
+
 def test_a_compressed_body_is_forwarded_compressed_and_read_decoded(proxy: RunningProxy) -> None:
     response, body = fetch(proxy.url + "/scenarios/weather/v1/chat/completions?fault=gzip")
     assert response.headers["content-encoding"] == "gzip"
