@@ -102,6 +102,19 @@ def test_an_oversized_element_stops_the_framing() -> None:
     assert decoder.oversized
 
 
+def test_an_element_past_the_limit_is_cut_however_it_arrives() -> None:
+    """An element of N + 1 bytes is over a limit of N, whole in one read or byte by byte;
+    one of N bytes is not."""
+    body = b'[{"a":"xyz"},{}]'  # the first element is 11 bytes
+    for limit, cut in ((10, True), (11, False)):
+        for cuts in ([], list(range(len(body)))):
+            decoder = JSONArrayDecoder(max_event_bytes=limit)
+            events, trailing = run(decoder, body, cuts)
+            assert decoder.oversized == cut
+            assert events == ([] if cut else ['{"a":"xyz"}', "{}"])
+            assert trailing == ('{"a":"xyz"},{}]' if cut else "")
+
+
 def test_untyped_bodies_are_told_by_their_first_bytes() -> None:
     assert sniffed_mode(b'{"a":1}\n{"b":2}\n', final=False) == "ndjson"
     assert sniffed_mode(b'{\n  "a": 1\n}', final=True) == "json"

@@ -116,11 +116,6 @@ def test_max_event_bytes_lets_an_event_stream_frame_of_exactly_n_bytes_through(
     assert limit_reached(session) == (edge < 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the JSON-array framing cuts only an element still open past the limit: one "
-    "that arrives whole is never cut, one in pieces only past N + 1 (core/framing.py)",
-)
 @pytest.mark.parametrize("piece", [1 << 20, 1])
 def test_max_event_bytes_cuts_a_json_array_element_of_n_plus_1_bytes(piece: int) -> None:
     element = json.dumps({"candidates": [{"content": {"parts": [{"text": "z" * 100}]}}]})

@@ -161,7 +161,7 @@ class JSONArrayDecoder(NoProblems):
         returns the position after what it took, or None when it needs more bytes
         (then it resumes at `position`)."""
         buffer = self._buffer
-        while position < len(buffer):
+        while position < len(buffer) and not self.oversized:
             if self._in_string:
                 step = self._in_text(position, items)
             elif self._start is None:
@@ -240,7 +240,12 @@ class JSONArrayDecoder(NoProblems):
         return found.end()
 
     def _dispatch(self, end: int, items: list[SSEItem]) -> None:
+        """The element from `_start` to `end` is an event; past the size limit it is
+        not, and it and all after it stay for the trailing text."""
         assert self._start is not None
+        if end - self._start > self.max_event_bytes:
+            self.oversized = True
+            return
         self.dispatched += 1
         text, valid = decode_utf8(bytes(self._buffer[self._start : end]))
         items.append(SSEEvent(self.dispatched, "", text, None, None, valid))
