@@ -505,7 +505,7 @@ async def exercise_screen(tape: Tape, output_dir: Path, screens: str = "") -> st
 # Each example runs the app (a third of a second): enough for every dialect to see
 # pairs split in its text and arguments and lone surrogates in its ids and names.
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(dialect=st.sampled_from(DIALECTS), sent=sent_streams())
 def test_the_screen_takes_any_surrogates(tmp_path: Path, dialect: str, sent: Sent) -> None:
