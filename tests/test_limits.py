@@ -117,12 +117,14 @@ def test_max_event_bytes_lets_an_event_stream_frame_of_exactly_n_bytes_through(
 
 
 @pytest.mark.parametrize("piece", [1 << 20, 1])
-def test_max_event_bytes_cuts_a_json_array_element_of_n_plus_1_bytes(piece: int) -> None:
+@pytest.mark.parametrize("edge", EDGES)
+def test_max_event_bytes_lets_a_json_array_element_of_exactly_n_bytes_through(
+    edge: int, piece: int
+) -> None:
     element = json.dumps({"candidates": [{"content": {"parts": [{"text": "z" * 100}]}}]})
     body = ("[" + element + "," + json.dumps({"candidates": []}) + "]").encode()
-    limit = len(element) - 1
-    session = fed(opened("application/json", max_event_bytes=limit), body, piece)
-    assert limit_reached(session)
+    session = fed(opened("application/json", max_event_bytes=len(element) + edge), body, piece)
+    assert limit_reached(session) == (edge < 0)
 
 
 @pytest.mark.parametrize("edge", EDGES)

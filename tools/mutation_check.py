@@ -122,6 +122,14 @@ MUTANTS = (
         ("tests/test_limits.py", "-k", "event_stream_frame"),
     ),
     Mutant(
+        "max-event-bytes-json-array",
+        "--max-event-bytes N lets a JSON array element of N bytes through",
+        "core/framing.py",
+        "if end - self._start > self.max_event_bytes:",
+        "if end - self._start >= self.max_event_bytes:",
+        ("tests/test_limits.py", "-k", "json_array"),
+    ),
+    Mutant(
         "max-event-bytes-body",
         "--max-event-bytes N lets a whole JSON body of N bytes through",
         "core/session.py",
