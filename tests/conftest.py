@@ -80,6 +80,29 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         compileall.compile_dir(Path(package.__file__).parent, quiet=1)
 
 
+def utf8_safe(text: str) -> str:
+    """`text` with each lone surrogate spelled `\\udXXX` (UTF-8 cannot encode one)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failure whose diff or output holds a lone surrogate is reported with it
+    escaped: pytest-xdist cannot send it from a worker as it is (execnet: "strings
+    must be utf-8 encodable"), and the run would end in an INTERNALERROR instead."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        if utf8_safe(text) is not text:
+            report.longrepr = utf8_safe(text)
+    report.sections = [(title, utf8_safe(body)) for title, body in report.sections]
+
+
 @pytest.fixture(scope="session")
 def app_stub() -> Iterator[StubServer]:
     """Every scenario, as fast as possible, one write per event, in a background
