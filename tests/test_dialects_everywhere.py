@@ -83,9 +83,7 @@ def test_live_recorded_and_replayed_read_as_the_scenario(
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_proxy_forwards_every_byte_and_watches_the_stream(
-    stub: StubServer, name: str
-) -> None:
+def test_the_proxy_forwards_every_byte_and_watches_the_stream(stub: StubServer, name: str) -> None:
     scenario = load_scenario(name)
     path = stub.scenario_url(name).removeprefix(stub.base_url)
     with RunningProxy(stub.base_url) as proxy:
