@@ -14,13 +14,13 @@ from typing import Any
 
 import httpx
 import pytest
+from oracles import scenario_report
 from proxying import RunningProxy
 from streaming import untimed
 
 from conftest import CliRunner
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.scenarios import scenario_names
-from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.sources.recording import timing_path
 
 PREFIXES = ("gemini-", "vertex-", "bedrock-", "cohere-", "ollama-", "aisdk-")
@@ -34,16 +34,6 @@ SAID = ("dialect", "status", "finish_reason", "text", "reasoning", "refusal", "t
 def stub() -> Iterator[StubServer]:
     with StubServer("weather", speed=0) as server:
         yield server
-
-
-def ours(name: str) -> dict[str, Any]:
-    """The core's report on the scenario's bytes, in one read."""
-    scenario = load_scenario(name)
-    session = StreamSession(f"stub:{name}", live=False)
-    session.open(scenario.status, scenario.content_type, dict(scenario.headers))
-    session.feed(scenario.rendered, 0.0)
-    session.close(0.0)
-    return build_report(session.state)
 
 
 def said(report: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +61,7 @@ def test_every_new_dialect_has_scenarios() -> None:
 def test_live_recorded_and_replayed_read_as_the_scenario(
     cli: CliRunner, stub: StubServer, tmp_path: Path, name: str
 ) -> None:
-    expected = said(ours(name))
+    expected = said(scenario_report(name))
     recording = tmp_path / f"{name}.capture"
     live = headless(cli, "--url", stub.scenario_url(name), "--record", str(recording))
     assert said(live) == expected
@@ -91,7 +81,7 @@ def test_the_proxy_forwards_every_byte_and_watches_the_stream(stub: StubServer, 
         [record] = proxy.finished(1)
     assert response.content == scenario.rendered
     assert response.headers["content-type"] == scenario.content_type
-    assert said(record.summary()) == said(ours(name))
+    assert said(record.summary()) == said(scenario_report(name))
 
 
 @pytest.mark.parametrize("prefix", ["gemini-", "bedrock-", "cohere-", "ollama-", "aisdk-"])

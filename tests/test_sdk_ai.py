@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from oracles import scenario_report
 
-from toolstream_stubs import StubServer, list_scenarios, load_scenario
-from toolstream_tui.core import StreamSession, build_report
+from toolstream_stubs import StubServer, list_scenarios
 from toolstream_tui.core.state import INTERRUPTED_CALL_ERROR, TRUNCATED_CALL_ERROR
 
 ORACLE = Path(__file__).parent / "node"
@@ -59,12 +59,7 @@ class Final:
 
 
 def ours(name: str) -> Final:
-    scenario = load_scenario(name)
-    session = StreamSession(f"stub:{name}", live=False)
-    session.open(scenario.status, scenario.content_type, dict(scenario.headers))
-    session.feed(scenario.rendered, 0.0)
-    session.close(0.0)
-    report = build_report(session.state)
+    report = scenario_report(name)
     assert report["dialect"] == "ai-sdk-ui"
     anomalies = report["anomalies"]
     refused = {a["index"]: a["detail"] for a in anomalies if a["kind"] == "tool-input-error"}

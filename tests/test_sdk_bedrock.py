@@ -19,10 +19,10 @@ import pytest
 from botocore.client import BaseClient
 from botocore.eventstream import ChecksumMismatch
 from botocore.exceptions import EventStreamError
+from oracles import client_parsed, scenario_report
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.scenarios import scenario_names
-from toolstream_tui.core import StreamSession, build_report
 
 MODEL = "stub-model"
 MESSAGES: Any = [{"role": "user", "content": [{"text": "What is the weather?"}]}]
@@ -44,31 +44,12 @@ class Final:
     finish: str | None = None
 
 
-def parsed(raw: str) -> Any:
-    """What a client makes of a tool's input: json.loads, an empty input meaning {}."""
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
 # -- our side ---------------------------------------------------------------------------------
-
-
-def our_report(name: str) -> dict[str, Any]:
-    scenario = load_scenario(name)
-    session = StreamSession(f"stub:{name}", live=False)
-    session.open(scenario.status, scenario.content_type, dict(scenario.headers))
-    session.feed(scenario.rendered, 0.0)
-    session.close(0.0)
-    return build_report(session.state)
 
 
 def ours(report: dict[str, Any]) -> Final:
     calls = tuple(
-        Call(call["id"], call["name"], call["arguments_raw"], parsed(call["arguments_raw"]))
+        Call(call["id"], call["name"], call["arguments_raw"], client_parsed(call["arguments_raw"]))
         for call in report["tool_calls"]
     )
     return Final(report["text"], report["reasoning"], calls, report["finish_reason"])
@@ -124,7 +105,7 @@ class Assembly:
 
     def result(self) -> Final:
         calls = tuple(
-            Call(call_id, name, raw, parsed(raw))
+            Call(call_id, name, raw, client_parsed(raw))
             for call_id, name, raw in (self.tools[index] for index in sorted(self.tools))
         )
         return Final(self.final.text, self.final.reasoning, calls, self.final.finish)
@@ -151,7 +132,7 @@ FINISHED = ["bedrock-text-tools", "bedrock-empty-args", "bedrock-reasoning"]
 @pytest.mark.parametrize("name", FINISHED)
 def test_boto3_assembles_what_we_report(stub: StubServer, name: str) -> None:
     assembly, error = converse(stub, name)
-    report = our_report(name)
+    report = scenario_report(name)
     assert error is None
     assert assembly.result() == ours(report)
     assert (report["status"], report["anomalies"]) == ("finished", [])
@@ -169,7 +150,7 @@ def test_text_tools_as_boto3_reads_them(stub: StubServer) -> None:
 def test_empty_tool_input_is_an_empty_object_for_boto3_and_for_us(stub: StubServer) -> None:
     final = converse(stub, "bedrock-empty-args")[0].result()
     assert [(call.raw, call.arguments) for call in final.calls] == [("", {}), ("", {})]
-    assert [call["arguments"] for call in our_report("bedrock-empty-args")["tool_calls"]] == [
+    assert [call["arguments"] for call in scenario_report("bedrock-empty-args")["tool_calls"]] == [
         {},
         {},
     ]
@@ -179,7 +160,7 @@ def test_a_cut_stream_ends_quietly_for_boto3_and_truncated_for_us(stub: StubServ
     """botocore stops at the last whole frame and says nothing of the cut one: the
     caller sees a stream with no messageStop."""
     assembly, error = converse(stub, "bedrock-truncated")
-    report = our_report("bedrock-truncated")
+    report = scenario_report("bedrock-truncated")
     assert error is None and assembly.final.finish is None
     assert assembly.result() == ours(report)
     assert assembly.result().calls[0].raw == '{"path": "/etc/ho'
@@ -208,7 +189,7 @@ def test_an_exception_frame_raises_in_boto3_and_ends_our_stream_with_the_same_me
     assert str(error) == (
         f"An error occurred ({code}) when calling the ConverseStream operation: {message}"
     )
-    report = our_report(name)
+    report = scenario_report(name)
     assert report["status"] == "error"
     assert report["error"].startswith(f"error in stream: {code}: {message}")
     assert assembly.result() == ours(report)  # what came before the exception
@@ -223,7 +204,7 @@ def test_a_bad_crc_raises_in_boto3_and_is_named_by_us_with_the_frame_kept(
     assert isinstance(error, ChecksumMismatch)
     assert assembly.events == 2
     assert assembly.result().text == "The answer is "
-    report = our_report("bedrock-bad-crc")
+    report = scenario_report("bedrock-bad-crc")
     assert (report["status"], report["finish_reason"]) == ("finished", "end_turn")
     assert report["text"] == "The answer is forty-two."
     (anomaly,) = report["anomalies"]
@@ -274,7 +255,7 @@ def test_invoke_with_response_stream_as_the_anthropic_bedrock_client_reads_it(
     stub: StubServer,
 ) -> None:
     name = "bedrock-invoke-anthropic"
-    report = our_report(name)
+    report = scenario_report(name)
     sdk = anthropic_final(stub, name)
     mine = ours(report)
     assert (sdk.text, sdk.finish) == (mine.text, mine.finish)
@@ -293,7 +274,7 @@ def test_invoke_chunks_as_boto3_decodes_them(stub: StubServer) -> None:
         for event in events
         if event["type"] == "content_block_delta" and event["delta"]["type"] == "input_json_delta"
     )
-    (call,) = our_report("bedrock-invoke-anthropic")["tool_calls"]
+    (call,) = scenario_report("bedrock-invoke-anthropic")["tool_calls"]
     assert pieces == call["arguments_raw"] == '{"city": "Paris", "unit": "celsius"}'
     assert len(events) == len(load_scenario("bedrock-invoke-anthropic").events)
 

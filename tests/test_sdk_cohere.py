@@ -11,18 +11,16 @@ hold what came), and an error arrives as `message-end` with finish_reason ERROR.
 
 from __future__ import annotations
 
-import itertools
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import cohere
 import pytest
+from oracles import client_parsed, scenario_report
 
-from toolstream_stubs import StubServer, load_scenario
+from toolstream_stubs import StubServer
 from toolstream_stubs.scenarios import scenario_names
-from toolstream_tui.core import StreamSession, build_report
 
 MODEL = "stub-model"
 TIMEOUT = 20.0  # seconds
@@ -46,29 +44,7 @@ class Final:
     error: str | None  # message-end's error (ours: the report's, without its prefix)
 
 
-def parsed(raw: str) -> Any:
-    """What a client gets from json.loads of the arguments (empty ones mean `{}`)."""
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
 # -- our side ------------------------------------------------------------------------
-
-
-def report_of(name: str) -> dict[str, Any]:
-    """The core's report on the scenario's bytes, in the pieces the stub writes."""
-    scenario = load_scenario(name)
-    session = StreamSession(f"stub:{name}", live=False)
-    session.open(scenario.status, scenario.content_type, dict(scenario.headers))
-    pieces = itertools.chain.from_iterable(scenario.writes("random", SEED, paced=False))
-    for piece in pieces:
-        session.feed(piece, 0.0)
-    session.close(0.0)
-    return build_report(session.state)
 
 
 def ours(report: dict[str, Any]) -> Final:
@@ -109,7 +85,7 @@ class Accumulated:
 
     def final(self) -> Final:
         calls = tuple(
-            Call(call_id, name, raw, parsed(raw))
+            Call(call_id, name, raw, client_parsed(raw))
             for call_id, name, raw in (self.calls[index] for index in sorted(self.calls))
         )
         return Final(self.text, self.reasoning, calls, self.finish, self.error)
@@ -149,7 +125,7 @@ def test_every_cohere_scenario_has_an_expected_status() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_sdk_reads_the_stream_as_the_report_does(stub: StubServer, name: str) -> None:
-    report = report_of(name)
+    report = scenario_report(name, seed=SEED)
     assert report["dialect"] == "cohere"
     assert report["status"] == STATUS[name]
     assert sdk_final(stub, name) == ours(report)

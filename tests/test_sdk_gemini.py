@@ -19,10 +19,11 @@ import pytest
 from google import genai
 from google.genai import errors, types
 from google.oauth2.credentials import Credentials
+from oracles import scenario_session
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.scenarios import scenario_names
-from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.core import build_report
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
 
 API_KEY = "gemini-parity-key"
@@ -57,17 +58,8 @@ class Final:
 # -- our side -------------------------------------------------------------------------
 
 
-def our_session(name: str) -> StreamSession:
-    scenario = load_scenario(name)
-    session = StreamSession(f"stub:{name}", live=False)
-    session.open(scenario.status, scenario.content_type, dict(scenario.headers))
-    session.feed(scenario.rendered, 0.0)
-    session.close(0.0)
-    return session
-
-
 def ours(name: str) -> tuple[Final, dict[str, Any]]:
-    report = build_report(our_session(name).state)
+    report = build_report(scenario_session(name).state)
     calls = tuple(
         Call(call["id"], call["name"], call["arguments"]) for call in report["tool_calls"]
     )
@@ -159,7 +151,7 @@ def sdk_pieces(chunks: list[types.GenerateContentResponse]) -> list[tuple[str, A
 
 def our_pieces(name: str) -> list[tuple[str, Any, bool]]:
     """Every piece our lanes show (`$.path = value`, ` …` when it continues)."""
-    state = our_session(name).state
+    state = scenario_session(name).state
     found = []
     for lane in sorted(state.calls):
         for line in state.calls[lane].fragments():

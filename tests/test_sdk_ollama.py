@@ -20,10 +20,10 @@ from typing import Any, NamedTuple
 
 import ollama
 import pytest
+from oracles import scenario_report
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.scenarios import scenario_names
-from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
 
 MODEL = "stub-model"
@@ -46,17 +46,6 @@ class Final:
 
 
 # -- our side ------------------------------------------------------------------------
-
-
-def report_of(name: str) -> dict[str, Any]:
-    """The core's report on the scenario's bytes, in the pieces the stub writes."""
-    scenario = load_scenario(name)
-    session = StreamSession(f"stub:{name}", live=False)
-    session.open(scenario.status, scenario.content_type, dict(scenario.headers))
-    for piece in itertools.chain.from_iterable(scenario.writes("random", SEED, paced=False)):
-        session.feed(piece, 0.0)
-    session.close(0.0)
-    return build_report(session.state)
 
 
 def ours(report: dict[str, Any]) -> Final:
@@ -117,7 +106,7 @@ def test_every_ollama_scenario_is_compared() -> None:
 
 @pytest.mark.parametrize("name", READ_ALIKE)
 def test_the_sdk_reads_the_stream_as_the_report_does(stub: StubServer, name: str) -> None:
-    report = report_of(name)
+    report = scenario_report(name, seed=SEED)
     assert (report["dialect"], report["status"]) == ("ollama", "finished")
     assert sdk_final(stub, name) == ours(report)
 
@@ -128,7 +117,7 @@ def test_an_error_line_raises_in_the_sdk_and_fails_the_report(stub: StubServer) 
         read(stub, ERROR_LINE, accumulated)
     message = "an error was encountered while running the model"
     assert (raised.value.error, raised.value.status_code) == (message, -1)
-    report = report_of(ERROR_LINE)
+    report = scenario_report(ERROR_LINE, seed=SEED)
     assert (report["status"], report["error"]) == ("error", f"error in stream: {message}")
     assert [anomaly["kind"] for anomaly in report["anomalies"]] == ["error-event"]
     # what the SDK handed over before it raised is what the report holds
@@ -139,7 +128,7 @@ def test_an_error_line_raises_in_the_sdk_and_fails_the_report(stub: StubServer) 
 def test_a_stream_without_a_done_line_ends_quietly_in_the_sdk(stub: StubServer) -> None:
     """The SDK returns the call it received whole; the report keeps its arguments but
     leaves every call of a stream that never finished unsettled (truncated)."""
-    report = report_of(NO_DONE_LINE)
+    report = scenario_report(NO_DONE_LINE, seed=SEED)
     assert (report["status"], report["finish_reason"]) == ("truncated", None)
     assert [call["error"] for call in report["tool_calls"]] == [TRUNCATED_CALL_ERROR]
     raw = report["tool_calls"][0]["arguments_raw"]

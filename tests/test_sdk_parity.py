@@ -8,7 +8,6 @@ raises, or what it makes of the stream (each named below, with why)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -16,6 +15,7 @@ from typing import Any, NamedTuple
 import anthropic
 import openai
 import pytest
+from oracles import client_parsed
 
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_tui.core import StreamSession, build_report
@@ -43,19 +43,6 @@ class Final:
     refusal: str
     calls: tuple[Call, ...]
     finish: str | None
-
-
-def parsed(raw: Any) -> Any:
-    """What a client gets from json.loads of the SDK's arguments (empty ones mean `{}`);
-    None when that fails: not JSON, or not a string at all."""
-    if not isinstance(raw, str):
-        return None
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
 
 
 # -- our side: the core on the scenario's bytes -----------------------------------------
@@ -110,7 +97,7 @@ def chat_final(stub: StubServer, name: str) -> Final:
             None,
             call.function.name,
             call.function.arguments,
-            parsed(call.function.arguments),
+            client_parsed(call.function.arguments),
         )
         for call in message.tool_calls or []
     )
@@ -130,7 +117,9 @@ def responses_final(stub: StubServer, name: str) -> Final:
     for item in response.output:
         if item.type == "function_call":
             calls.append(
-                Call(item.call_id, item.id, item.name, item.arguments, parsed(item.arguments))
+                Call(
+                    item.call_id, item.id, item.name, item.arguments, client_parsed(item.arguments)
+                )
             )
         elif item.type == "reasoning":
             reasoning += [summary.text for summary in item.summary]
