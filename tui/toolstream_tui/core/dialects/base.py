@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..events import Channel
 from ..sse import SSEEvent
 from ..state import StreamState
 from ..strict_json import loads
@@ -91,6 +92,18 @@ class Dialect:
     def settle(self, hint: Any = None) -> None:
         """The stream is over; a dialect still undecided decides now (from `hint`, a
         JSON body, when there is one), a decided one settles what it deferred."""
+
+    def append_text_fields(
+        self, source: dict[str, Any], fields: tuple[tuple[str, Channel], ...], where: str = ""
+    ) -> None:
+        """Each text field of `source` onto its channel; one that is not text is noted
+        (`where`: how the detail names the object, e.g. `content.`)."""
+        for field, channel in fields:
+            value = source.get(field)
+            if isinstance(value, str):
+                self.state.append_text(channel, value)
+            elif value is not None:
+                self.note("unexpected-shape", None, f"{where}{field} is not a string")
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
         self.state.note(kind, index, detail, self.event)

@@ -116,7 +116,7 @@ class CohereDialect(Dialect):
         body = as_dict(body)
         message = as_dict(body.get("message"))
         for part in as_list(message.get("content")):
-            self._append_content(as_dict(part))
+            self.append_text_fields(as_dict(part), TEXT_FIELDS, "content.")
         if isinstance(message.get("tool_plan"), str):
             self.state.append_text(Channel.REASONING, message["tool_plan"])
         for call in as_list(message.get("tool_calls")):
@@ -132,15 +132,7 @@ class CohereDialect(Dialect):
             self.state.append_text(Channel.REASONING, plan)
 
     def _on_content(self, payload: dict[str, Any]) -> None:
-        self._append_content(as_dict(_message(payload).get("content")))
-
-    def _append_content(self, content: dict[str, Any]) -> None:
-        for field, channel in TEXT_FIELDS:
-            value = content.get(field)
-            if isinstance(value, str):
-                self.state.append_text(channel, value)
-            elif value is not None:
-                self.note("unexpected-shape", None, f"content.{field} is not a string")
+        self.append_text_fields(as_dict(_message(payload).get("content")), TEXT_FIELDS, "content.")
 
     # -- tool calls ---------------------------------------------------------------
     def _on_call_start(self, payload: dict[str, Any]) -> None:

@@ -79,7 +79,7 @@ class OllamaDialect(Dialect):
         if isinstance(message, dict):
             self._on_message(message)
         elif "response" in payload:
-            self._append_texts(payload, GENERATE_FIELDS)
+            self.append_text_fields(payload, GENERATE_FIELDS)
         else:
             self.note("unexpected-shape", None, "a line with neither message nor response")
         if payload.get("done") is True:
@@ -87,7 +87,7 @@ class OllamaDialect(Dialect):
             self.state.finish(as_text(payload.get("done_reason")), trigger)
 
     def _on_message(self, message: dict[str, Any]) -> None:
-        self._append_texts(message, TEXT_FIELDS)
+        self.append_text_fields(message, TEXT_FIELDS)
         tool_calls = message.get("tool_calls")
         if tool_calls is not None and not isinstance(tool_calls, list):
             self.note("unexpected-shape", None, "message.tool_calls is not a list")
@@ -96,16 +96,6 @@ class OllamaDialect(Dialect):
                 self._on_call(call)
             else:
                 self.note("unexpected-shape", None, "a tool_calls item is not an object")
-
-    def _append_texts(
-        self, source: dict[str, Any], fields: tuple[tuple[str, Channel], ...]
-    ) -> None:
-        for field, channel in fields:
-            value = source.get(field)
-            if isinstance(value, str):
-                self.state.append_text(channel, value)
-            elif value is not None:
-                self.note("unexpected-shape", None, f"{field} is not a string")
 
     def _on_call(self, call: dict[str, Any]) -> None:
         function = as_dict(call.get("function"))
