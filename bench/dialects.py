@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -206,12 +207,19 @@ def profile_lines(path: Path) -> list[str]:
         timeout=900,
         check=True,
     )
-    lines = []
-    for line in done.stdout.splitlines():
-        if line.strip() and not line.lstrip().startswith(("Ordered by", "List reduced")):
-            head, marker, tail = line.partition("toolstream_tui/")
-            lines.append(head[: head.rfind(" ") + 1] + tail if marker else line)
-    return lines
+    return [
+        short_paths(line)
+        for line in done.stdout.splitlines()
+        if line.strip() and not line.lstrip().startswith(("Ordered by", "List reduced"))
+    ]
+
+
+def short_paths(line: str) -> str:
+    """A profile row with its file named from the package (or the stdlib's folder),
+    never by where this machine keeps it."""
+    return re.sub(r"/\S*/((?:toolstream_tui|python3\.\d+)/\S+)", r"\1", line).replace(
+        "toolstream_tui/", ""
+    )
 
 
 # -- output -----------------------------------------------------------------------------------
