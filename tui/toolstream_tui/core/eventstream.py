@@ -32,6 +32,9 @@ PRELUDE_BYTES = PRELUDE.size  # 12
 MIN_FRAME = PRELUDE_BYTES + 4
 MAX_HEADERS = 128 * 1024  # botocore's limits
 MAX_PAYLOAD = 24 * 1024 * 1024
+# A stream's frames repeat a few sets of headers (one per event type): each set is
+# read once; past this many different ones (a hostile stream), each frame is read.
+NAMED_HEADERS = 64
 # value type -> how its value is read: a struct format, None for a 2-byte length and
 # that many bytes, or a bool (types 0 and 1 carry no bytes).
 _VALUE_FORMATS: dict[int, str | bool | None] = {
@@ -66,6 +69,7 @@ class EventStreamDecoder:
         # What went wrong, for `frame-invalid`: each with the number of the frame after
         # which it is told (a frame's own problem after it, a break after the last frame).
         self.problems: list[tuple[int, str]] = []
+        self._named: dict[bytes, tuple[str, str, str | None]] = {}  # by the raw headers
         self._buffer = bytearray()
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
@@ -114,19 +118,17 @@ class EventStreamDecoder:
         if zlib.crc32(frame[:-4]) != crc:
             problem = "the message CRC32 does not match"
             self.problems.append((self.dispatched, f"frame {self.dispatched}: {problem}"))
-        headers, unread = read_headers(frame[PRELUDE_BYTES : PRELUDE_BYTES + headers_length])
+        raw = frame[PRELUDE_BYTES : PRELUDE_BYTES + headers_length]
+        named = self._named.get(raw)
+        if named is None:
+            named = frame_name(raw)
+            if len(self._named) < NAMED_HEADERS:
+                self._named[raw] = named
+        name, error_message, unread = named
         if unread:
             self.problems.append((self.dispatched, f"frame {self.dispatched}: {unread}"))
         payload, valid = decode_utf8(frame[PRELUDE_BYTES + headers_length : -4])
-        kind = _text(headers.get(":message-type", "event"))
-        if kind == "event":
-            name = _text(headers.get(":event-type", ""))
-        elif kind == "exception":
-            name = f"exception:{_text(headers.get(':exception-type', ''))}"
-        else:
-            name = f"{kind}:{_text(headers.get(':error-code', ''))}"
-            payload = payload or _text(headers.get(":error-message", ""))
-        return SSEEvent(self.dispatched, name, payload, None, None, valid)
+        return SSEEvent(self.dispatched, name, payload or error_message, None, None, valid)
 
     def take_problems(self, upto: int | None = None) -> list[str]:
         """The problems not yet taken; with `upto`, only those told by frame `upto`
@@ -146,6 +148,19 @@ class EventStreamDecoder:
         tail = bytes(self._buffer)
         self._buffer.clear()
         return [], tail.decode("utf-8", errors="backslashreplace")
+
+
+def frame_name(raw: bytes) -> tuple[str, str, str | None]:
+    """What a frame's headers name it (see the module's docstring), an error frame's
+    message (its text when it has no payload), and what stopped their reading."""
+    headers, unread = read_headers(raw)
+    kind = _text(headers.get(":message-type", "event"))
+    if kind == "event":
+        return _text(headers.get(":event-type", "")), "", unread
+    if kind == "exception":
+        return f"exception:{_text(headers.get(':exception-type', ''))}", "", unread
+    name = f"{kind}:{_text(headers.get(':error-code', ''))}"
+    return name, _text(headers.get(":error-message", "")), unread
 
 
 def read_headers(raw: bytes) -> tuple[dict[str, Any], str | None]:
