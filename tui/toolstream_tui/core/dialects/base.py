@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..diff import first_difference
 from ..events import Channel
 from ..sse import SSEEvent
 from ..state import StreamState
@@ -24,6 +25,26 @@ def compact_json(value: Any) -> str:
 def excerpt(text: str, limit: int = 200) -> str:
     """The start of a text quoted in a message, saying how long the whole was."""
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
+MISMATCH_CONTEXT = 30  # characters shown on each side of where two words part
+
+
+def mismatch_detail(what: str, source: str, against: str, final: str, earlier: str) -> str:
+    """How a server's final word (`final`, from `source`) parts from what came
+    before it (`earlier`, described by `against`): where, and the text around it."""
+    at = first_difference(final, earlier) or 0
+    return (
+        f"{what}: {source} differs from {against} at char {at}: "
+        f"{_around(final, at)!r} against {_around(earlier, at)!r}; {source} is used"
+    )
+
+
+def _around(text: str, at: int) -> str:
+    start = max(0, at - MISMATCH_CONTEXT)
+    head = "…" if start else ""
+    tail = "…" if at + MISMATCH_CONTEXT < len(text) else ""
+    return head + text[start : at + MISMATCH_CONTEXT] + tail
 
 
 MAX_INDEX = 2**63 - 1  # the largest a server's 64-bit integer holds

@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..diff import first_difference
 from ..events import Channel
 from ..sse import SSEEvent
 from ..state import CallSlot
@@ -37,6 +36,7 @@ from .base import (
     compact_json,
     excerpt,
     gap_detail,
+    mismatch_detail,
 )
 from .chat import DONE
 
@@ -46,9 +46,6 @@ TEXT_EVENTS = {
     "response.reasoning_summary_text.delta": Channel.REASONING,
     "response.reasoning_text.delta": Channel.REASONING,
 }
-
-
-EXCERPT = 30  # characters shown on each side of where a final word and the deltas part
 
 
 @dataclass(slots=True)
@@ -297,7 +294,7 @@ class OpenAIResponsesDialect(Dialect):
         else:
             earlier, against = slot.final_raw, str(item.final_source)
         if arguments != earlier:
-            detail = _mismatch("arguments", source, against, arguments, earlier)
+            detail = mismatch_detail("arguments", source, against, arguments, earlier)
             self.note("done-mismatch", slot.index, detail)
         slot.final_raw = arguments
         item.final_source = source
@@ -345,7 +342,9 @@ class OpenAIResponsesDialect(Dialect):
         earlier = part.streamed if part.final is None else part.final
         if text != earlier:
             against = "the joined deltas" if part.final is None else "an earlier final text"
-            self.note("done-mismatch", None, _mismatch("text", source, against, text, earlier))
+            self.note(
+                "done-mismatch", None, mismatch_detail("text", source, against, text, earlier)
+            )
         part.final = text
 
     # -- the response -----------------------------------------------------------
@@ -431,21 +430,6 @@ def _same_item(streamed: Item, item_id: str | None, body: dict[str, Any]) -> boo
         return True
     call_id = as_text(body.get("call_id"))
     return streamed.slot is not None and call_id is not None and call_id == streamed.slot.call_id
-
-
-def _mismatch(what: str, source: str, against: str, final: str, earlier: str) -> str:
-    at = first_difference(final, earlier) or 0
-    return (
-        f"{what}: {source} differs from {against} at char {at}: "
-        f"{_excerpt(final, at)!r} against {_excerpt(earlier, at)!r}; {source} is used"
-    )
-
-
-def _excerpt(text: str, at: int) -> str:
-    start = max(0, at - EXCERPT)
-    head = "…" if start else ""
-    tail = "…" if at + EXCERPT < len(text) else ""
-    return head + text[start : at + EXCERPT] + tail
 
 
 def _final_status(response: dict[str, Any]) -> str | None:

@@ -23,9 +23,8 @@ from ..events import Channel
 from ..sse import SSEEvent
 from ..state import CallSlot
 from ..strict_json import loads
-from .base import Dialect, as_dict, as_text, compact_json, excerpt
+from .base import Dialect, as_dict, as_text, compact_json, excerpt, mismatch_detail
 from .chat import DONE
-from .responses import _mismatch
 
 HEADER = "x-vercel-ai-ui-message-stream"
 FINISH = "finish"
@@ -264,7 +263,7 @@ class UIMessageStreamDialect(Dialect):
                 return
             earlier, against = compact_json(streamed), "the joined deltas (compacted)"
         slot.final_raw = compact_json(final)
-        detail = _mismatch("input", "tool-input-available", against, slot.final_raw, earlier)
+        detail = mismatch_detail("input", "tool-input-available", against, slot.final_raw, earlier)
         self.note("done-mismatch", slot.index, detail)
 
     def _settle_text_input(self, slot: CallSlot, final: Any) -> None:
@@ -274,7 +273,7 @@ class UIMessageStreamDialect(Dialect):
         streamed = slot.arguments_raw
         if final != streamed:
             shown = final if isinstance(final, str) else slot.final_raw
-            detail = _mismatch(
+            detail = mismatch_detail(
                 "input", "tool-input-available", "the joined deltas", shown, streamed
             )
             self.note("done-mismatch", slot.index, detail)
