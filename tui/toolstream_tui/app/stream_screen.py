@@ -35,6 +35,7 @@ from ..views import (
     calls_upto,
     is_over,
     is_settled,
+    lane_title,
     lane_view,
     parsed_upto,
     shortened,
@@ -403,8 +404,7 @@ class StreamScreen(Screen[None]):
             return
         slot = self.watch.state.calls[self.selected]
         rows = FragmentRows(slot.pieces)
-        name = slot.name if (slot.name_event or 0) <= self.cursor else None
-        title = f"fragments of call #{slot.index} {name or '?'} · {slot.call_id or 'no id'}"
+        title = f"fragments of call {lane_title(slot, self.cursor)}"
 
         def count() -> int:
             return rows.count_upto(self.cursor)
