@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 
 from conftest import console_script
@@ -28,6 +29,39 @@ def test_the_import_contracts_hold() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
+
+
+def import_circles(package: str) -> list[tuple[str, str]]:
+    """Each direct import a -> b of the package that b leads back to a, imports made
+    only for type checking included: a circle is one, whatever the import is for."""
+    graph = grimp.build_graph(package)
+    return sorted(
+        (importer, imported)
+        for importer in graph.modules
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if imported in graph.modules and graph.chain_exists(imported, importer)
+    )
+
+
+@pytest.mark.parametrize("package", ["toolstream_tui", "toolstream_stubs"])
+def test_no_module_imports_back_into_itself(package: str) -> None:
+    assert import_circles(package) == []
+
+
+def test_a_circle_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: two modules that import each other are named."""
+    package = tmp_path / "circle_probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "first.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import second\n"
+    )
+    (package / "second.py").write_text("from . import first\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_circles("circle_probe") == [
+        ("circle_probe.first", "circle_probe.second"),
+        ("circle_probe.second", "circle_probe.first"),
+    ]
 
 
 def test_headless_run_does_not_import_textual() -> None:

@@ -18,15 +18,23 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from .cli import UsageError, add_limit_options, fail_on_kinds, limits_of, lint_failures
 from .command_line import (
     missing_terminal,
     number_from,
     prepare_descriptor_table,
     tune_garbage_collector,
 )
+from .commands.common import (
+    EXIT_LINT,
+    EXIT_USAGE,
+    UsageError,
+    add_limit_options,
+    fail_on_kinds,
+    limits_of,
+    lint_failures,
+)
 from .core.dialects.detect import DIALECTS
-from .core.report import printable_json
+from .core.report import EXIT_FAILED, EXIT_OK, printable_json
 from .core.visible import inert
 from .proxy_log import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
 from .sources.proxy import (
@@ -43,10 +51,6 @@ from .sources.proxy import (
 from .sources.secrets import Redactor, secrets_in
 
 PROG = "toolstream-tui proxy"
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_LINT = 3
 CONSUMER_GRACE_S = 5.0  # after the server stopped, how long the core may take to catch up
 WATCHER_NICENESS = 10  # how far the watching process steps back from the forwarder
 

@@ -45,6 +45,11 @@ IDLE_TIMEOUT = "idle-timeout"  # no data for --idle-timeout seconds: we stopped 
 UNREADABLE = "unreadable"  # a recording cannot be read: the source itself is broken
 STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE})
 
+# A source that never waits (a replay at speed 0, a local server) gives the event
+# loop a turn this often: keys and redraws wait at most this long for the pump, and
+# the loop's own cost is paid per turn, not per read (200k reads are 200k turns).
+TURN_SECONDS = 0.004
+
 
 @dataclass(frozen=True, slots=True)
 class TransportError:

@@ -16,6 +16,7 @@ from ..core.state import STALL_SECONDS
 from .base import (
     IDLE_TIMEOUT,
     TRANSPORT,
+    TURN_SECONDS,
     BodyChunk,
     RequestSent,
     ResponseHead,
@@ -28,11 +29,6 @@ if TYPE_CHECKING:
 
 EventSink = Callable[[list[StreamEvent]], None]
 Result = TypeVar("Result")
-
-# A source that never waits (a replay at speed 0, a local server) gives the event
-# loop a turn this often: keys and redraws wait at most this long for the pump, and
-# the loop's own cost is paid per turn, not per read (200k reads are 200k turns).
-TURN_SECONDS = 0.004
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from .pump import TURN_SECONDS
+from .base import TURN_SECONDS
 
 # A key or a click holds the pumps until its effect is on screen, at most this long
 # (an input that changes nothing on screen releases them only by this clock).
