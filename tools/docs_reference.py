@@ -1,0 +1,232 @@
+"""The docs site's reference, written from the code at build time (an MkDocs hook,
+named in mkdocs.yml): a marker `<!-- generated: WHAT -->` in a page is replaced by
+the options of a command's argparse parser (its own `--help`, so a renamed option
+renames itself in the docs), the anomaly kinds of the registry, the dialects, or
+the stub's scenarios. A hand-written table that must agree with the code (the
+anomaly kinds' meanings, the dialect table) is checked against it; a mismatch is
+a warning, which `mkdocs build --strict` turns into a failed build."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+LOG = logging.getLogger("mkdocs.hooks.docs_reference")  # under "mkdocs": --strict counts it
+MARKER = re.compile(r"^<!-- generated: ([a-z-]+)(?: ([a-z-]+))? -->$", re.M)
+USAGE_COLUMNS = 88  # the width the usage block is wrapped to
+UNWRAPPED = 10_000  # help texts on one line each, so no word is cut at a hyphen
+
+
+# -- the command line ---------------------------------------------------------------------
+def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
+    """Every command a user types, by the name the docs use for it."""
+    from toolstream_stubs import cli as stub_cli
+    from toolstream_tui import cli, diffing, proxying
+
+    return {
+        "toolstream-tui": cli.build_parser,
+        "proxy": proxying.build_parser,
+        "diff": diffing.build_parser,
+        "toolstream-stub": stub_cli.build_parser,
+    }
+
+
+@contextmanager
+def columns(width: int) -> Iterator[None]:
+    """argparse wraps its help to the terminal's width, which it reads from COLUMNS."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
+
+
+@dataclass
+class Section:
+    title: str
+    entries: list[tuple[str, str]] = field(default_factory=list)  # (invocation, help)
+
+
+@dataclass
+class Help:
+    description: str
+    sections: list[Section]
+    epilog: str
+
+
+ENTRY = re.compile(r"^  (\S.*?)(?: {2,}(\S.*))?$")
+
+
+def read_help(text: str) -> Help:
+    """argparse's `--help` text, unwrapped, as its description, sections and epilog."""
+    blocks = text.strip("\n").split("\n\n")
+    prose: list[str] = []
+    sections: list[Section] = []
+    epilog: list[str] = []
+    for block in blocks[1:]:  # the first is the usage
+        lines = block.split("\n")
+        if lines[0].endswith(":") and not lines[0].startswith(" "):
+            sections.append(read_section(lines))
+        elif sections:
+            epilog.append(" ".join(line.strip() for line in lines))
+        else:
+            prose.append(" ".join(line.strip() for line in lines))
+    return Help(" ".join(prose), sections, "\n\n".join(epilog))
+
+
+def read_section(lines: list[str]) -> Section:
+    section = Section(lines[0].removesuffix(":"))
+    for line in lines[1:]:
+        found = ENTRY.match(line)
+        if found:  # an option's invocation, with its help beside it or on the next line
+            section.entries.append((found[1], found[2] or ""))
+        elif section.entries and line.startswith("    "):
+            invocation, help_text = section.entries[-1]
+            section.entries[-1] = (invocation, f"{help_text} {line.strip()}".strip())
+        else:
+            raise ValueError(
+                f"a line of --help in section {section.title!r} not understood: {line!r}"
+            )
+    return section
+
+
+def cell(text: str) -> str:
+    """Help text as a Markdown table cell that shows it literally."""
+    return re.sub(r"([\\`*_\[\]<>|])", r"\\\1", text)
+
+
+def command_reference(name: str) -> str:
+    build = parsers()[name]
+    with columns(UNWRAPPED):
+        help_ = read_help(build().format_help())
+    with columns(USAGE_COLUMNS):
+        usage = build().format_usage().strip()
+    lines = [cell(help_.description), "", "```text", usage, "```"]
+    for section in help_.sections:
+        lines += ["", f"**{cell(section.title)}**", "", "| option | meaning |", "|---|---|"]
+        lines += [f"| `{invocation}` | {cell(text)} |" for invocation, text in section.entries]
+    if help_.epilog:
+        lines += ["", cell(help_.epilog)]
+    return "\n".join(lines)
+
+
+def option_names(name: str) -> set[str]:
+    """The option strings a command takes (`-X`, `--method`, ...), from its --help."""
+    with columns(UNWRAPPED):
+        help_ = read_help(parsers()[name]().format_help())
+    invocations = (inv for section in help_.sections for inv, _ in section.entries)
+    return {word for inv in invocations for word in re.findall(r"(?<![\w-])--?[\w][\w-]*", inv)}
+
+
+# -- anomaly kinds, dialects, scenarios -----------------------------------------------------
+def kinds_by_dialect() -> dict[str, list[str]]:
+    """Each anomaly kind and who names it: any stream, or the dialects that do."""
+    from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS, COMMON
+    from toolstream_tui.core.dialects.detect import DIALECTS
+
+    named: dict[str, list[str]] = {kind: [] for kind in sorted(ANOMALY_KINDS)}
+    for kind in COMMON:
+        named[kind].append("any stream")
+    for name, dialect in DIALECTS.items():
+        for kind in dialect.anomaly_kinds:
+            named[kind].append(f"`{name}`")
+    return named
+
+
+def anomaly_kinds_reference() -> str:
+    lines = ["| kind | named by |", "|---|---|"]
+    for kind, by in kinds_by_dialect().items():
+        lines.append(f"| `{kind}` | {', '.join(by)} |")
+    return "\n".join(lines)
+
+
+def dialects_reference() -> str:
+    from toolstream_tui.core.dialects.detect import DIALECTS
+
+    lines = ["| `--dialect` | tried | what it reads | kinds it names beyond any stream's |"]
+    lines.append("|---|---|---|---|")
+    for order, (name, dialect) in enumerate(DIALECTS.items(), start=1):
+        summary = (importlib.import_module(dialect.__module__).__doc__ or "").split("\n\n")[0]
+        kinds = ", ".join(f"`{kind}`" for kind in sorted(dialect.anomaly_kinds)) or "none"
+        lines.append(f"| `{name}` | {order} | {' '.join(summary.split())} | {kinds} |")
+    return "\n".join(lines)
+
+
+def scenarios_reference() -> str:
+    from toolstream_stubs.scenarios import list_scenarios
+
+    lines = ["| scenario | what it sends |", "|---|---|"]
+    lines += [f"| `{info.name}` | {cell(info.description)} |" for info in list_scenarios()]
+    return "\n".join(lines)
+
+
+def generated(what: str, argument: str | None) -> str:
+    if what == "cli" and argument in parsers():
+        return command_reference(argument)
+    if what == "anomaly-kinds":
+        return anomaly_kinds_reference()
+    if what == "dialects":
+        return dialects_reference()
+    if what == "scenarios":
+        return scenarios_reference()
+    raise ValueError(f"no generated reference named {what!r} {argument or ''}")
+
+
+# -- hand-written tables the code holds to ------------------------------------------------------
+def table_kinds(markdown: str) -> set[str]:
+    """The kinds named in the first column of a page's anomaly tables."""
+    first_cells = re.findall(r"^\| ([^|]*) \|", markdown, flags=re.M)
+    return {kind for cells in first_cells for kind in re.findall(r"`([a-z0-9-]+)`", cells)}
+
+
+def check_anomaly_meanings(markdown: str, where: str) -> None:
+    from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
+
+    meanings = markdown.split("<!-- generated:", 1)[0]
+    documented = table_kinds(meanings)
+    for kind in sorted(ANOMALY_KINDS - documented):
+        LOG.warning("%s: anomaly kind %r has no meaning in the table", where, kind)
+    for kind in sorted(documented - ANOMALY_KINDS):
+        LOG.warning("%s: the table names %r, which is no anomaly kind", where, kind)
+
+
+def check_option_tables(markdown: str, where: str) -> None:
+    """Every option a hand-written `| option | meaning |` table names is one a command takes."""
+    known = set().union(*(option_names(name) for name in parsers()))
+    for table in re.findall(r"^\| option \| meaning \|\n(?:\|.*\n?)+", markdown, flags=re.M):
+        first_cells = re.findall(r"^\| (.*?) \| ", table, flags=re.M)
+        for option in sorted({o for c in first_cells for o in re.findall(r"`(-[^` ]+)", c)}):
+            name = option.split("/")[0].split("=")[0]
+            if name not in known and name not in ("-", "--"):
+                LOG.warning("%s: the option table names %s, which no command takes", where, name)
+
+
+CHECKS: dict[str, Callable[[str, str], None]] = {"reference/anomalies.md": check_anomaly_meanings}
+
+
+# -- the MkDocs hook ------------------------------------------------------------------------
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    where = page.file.src_uri
+    if where in CHECKS:
+        CHECKS[where](markdown, where)
+    check_option_tables(markdown, where)
+
+    def replace(found: re.Match[str]) -> str:
+        try:
+            return generated(found[1], found[2])
+        except ValueError as exc:
+            LOG.warning("%s: %s", where, exc)
+            return found[0]
+
+    return MARKER.sub(replace, markdown)
