@@ -1,0 +1,244 @@
+"""Records the captures under tests/data/captures/ from real tools against the stub
+server, so the capture readers are tested on what those tools write, not on what
+we think they write.
+
+- playwright.har: Chromium (Debian's), driven by Playwright's Python package with
+  `record_har_path`, fetching several stub scenarios from a page of the stub's origin.
+- playwright-one.har: the same, one streaming scenario (and the page it ran on).
+- chromium-cdp.har: Chromium's own network log, read over the DevTools protocol
+  (Network.* events and Network.getResponseBody) as DevTools does for its HAR
+  export, written as HAR 1.2 here; it holds a fetch() stream and an EventSource,
+  whose body Chromium does not keep (an empty body in the HAR).
+- mitmdump.flows: `mitmdump -w` in reverse-proxy mode in front of the stub, the
+  requests sent through it with urllib (one answered gzip'd: the stub's gzip fault).
+
+Every request carries `Authorization: Bearer sk-capture-secret-…` so the tests can
+check it never reaches the screen or a report.
+
+Run it with a Python that has playwright and mitmproxy (NOT the project's venv:
+mitmproxy pins cryptography and more), the project's `stubs/` on the path:
+
+    python3 -m venv /tmp/capvenv && /tmp/capvenv/bin/pip install playwright mitmproxy
+    apt-get install chromium
+    PYTHONPATH=stubs /tmp/capvenv/bin/python tools/record_captures.py tests/data/captures
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolstream_stubs import StubServer, load_scenario
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SECRET = "sk-capture-secret-0123456789abcdef"
+MANY = ("demo", "anthropic-parallel", "gemini-text-tools", "truncated")
+ONE = "demo"
+SPEED = 8.0  # the scenarios' own pacing, eight times faster: real gaps, a short run
+
+FETCH_JS = """async ([url, body, key]) => {
+  const response = await fetch(url, {method: "POST", body,
+    headers: {"Content-Type": "application/json", "Authorization": "Bearer " + key}});
+  return await response.text();
+}"""
+EVENT_SOURCE_JS = """(url) => new Promise((resolve) => {
+  const source = new EventSource(url);
+  let seen = 0;
+  source.onmessage = () => { seen += 1; };
+  source.onerror = () => { source.close(); resolve(seen); };
+})"""
+
+
+def request_body(name: str) -> str:
+    scenario = load_scenario(name)
+    if scenario.request is not None:
+        payload = json.loads(scenario.request)
+    else:
+        payload = {"model": "stub-model", "messages": [{"role": "user", "content": name}]}
+    payload["stream"] = True
+    return json.dumps(payload)
+
+
+def playwright_har(stub: StubServer, out: Path, names: tuple[str, ...]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        context = browser.new_context(record_har_path=str(out), record_har_content="embed")
+        page = context.new_page()
+        page.goto(stub.base_url + "/scenarios")  # a page of the stub's origin: same-origin fetch
+        for name in names:
+            page.evaluate(FETCH_JS, [stub.scenario_url(name), request_body(name), SECRET])
+        context.close()  # the HAR is written here
+        browser.close()
+
+
+def cdp_har(stub: StubServer, out: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    events: list[tuple[str, dict[str, Any]]] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        page = browser.new_page()
+        cdp = page.context.new_cdp_session(page)
+        for name in (
+            "Network.requestWillBeSent",
+            "Network.responseReceived",
+            "Network.loadingFinished",
+            "Network.loadingFailed",
+        ):
+            cdp.on(name, lambda params, name=name: events.append((name, params)))
+        cdp.send("Network.enable")
+        page.goto(stub.base_url + "/scenarios")
+        page.evaluate(FETCH_JS, [stub.scenario_url("demo"), request_body("demo"), SECRET])
+        page.evaluate(EVENT_SOURCE_JS, stub.scenario_url("anthropic-parallel"))
+        entries = [entry for entry in har_entries(events, cdp) if entry is not None]
+        browser.close()
+    version = "Chromium (DevTools protocol, toolstream-tui tools/record_captures.py)"
+    har = {"log": {"version": "1.2", "creator": {"name": version, "version": "1"}, "pages": []}}
+    har["log"]["entries"] = entries
+    out.write_text(json.dumps(har, indent=2) + "\n")
+
+
+def har_entries(events: list[tuple[str, dict[str, Any]]], cdp: Any) -> list[dict[str, Any] | None]:
+    sent: dict[str, dict[str, Any]] = {}
+    received: dict[str, dict[str, Any]] = {}
+    entries = []
+    for name, params in events:
+        request_id = params["requestId"]
+        if name == "Network.requestWillBeSent":
+            sent[request_id] = params
+        elif name == "Network.responseReceived":
+            received[request_id] = params
+        elif request_id in sent:
+            entries.append(har_entry(sent[request_id], received.get(request_id), params, cdp))
+    return entries
+
+
+def har_entry(
+    sent: dict[str, Any], received: dict[str, Any] | None, end: dict[str, Any], cdp: Any
+) -> dict[str, Any] | None:
+    if received is None:
+        return None
+    request, response = sent["request"], received["response"]
+    content: dict[str, Any] = {"size": int(end.get("encodedDataLength", 0)), "mimeType": ""}
+    content["mimeType"] = response.get("mimeType", "")
+    try:
+        body = cdp.send("Network.getResponseBody", {"requestId": sent["requestId"]})
+        content["text"] = body["body"]
+        if body.get("base64Encoded"):
+            content["encoding"] = "base64"
+    except Exception:  # Chromium keeps no body for an EventSource: the HAR has none
+        pass
+    timing = response.get("timing") or {}
+    wait = timing.get("receiveHeadersEnd", 0) - timing.get("sendEnd", 0)
+    receive = (end["timestamp"] - sent["timestamp"]) * 1000 - timing.get("receiveHeadersEnd", 0)
+    started = datetime.fromtimestamp(sent["wallTime"], UTC).isoformat().replace("+00:00", "Z")
+    entry: dict[str, Any] = {
+        "startedDateTime": started,
+        "time": round((end["timestamp"] - sent["timestamp"]) * 1000, 3),
+        "request": {
+            "method": request["method"],
+            "url": request["url"],
+            "httpVersion": response.get("protocol", "http/1.1"),
+            "headers": pairs(request.get("headers", {})),
+            "queryString": [],
+            "cookies": [],
+            "headersSize": -1,
+            "bodySize": len(request.get("postData", "")),
+        },
+        "response": {
+            "status": response["status"],
+            "statusText": response.get("statusText", ""),
+            "httpVersion": response.get("protocol", "http/1.1"),
+            "headers": pairs(response.get("headers", {})),
+            "cookies": [],
+            "content": content,
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": int(end.get("encodedDataLength", -1)),
+        },
+        "cache": {},
+        "timings": {
+            "blocked": -1,
+            "dns": -1,
+            "connect": -1,
+            "send": round(timing.get("sendEnd", 0) - timing.get("sendStart", 0), 3),
+            "wait": round(wait, 3),
+            "receive": round(receive, 3),
+        },
+        "_resourceType": sent.get("type", "").lower(),
+    }
+    if "postData" in request:
+        mime = request.get("headers", {}).get("Content-Type", "")
+        entry["request"]["postData"] = {"mimeType": mime, "text": request["postData"]}
+    return entry
+
+
+def pairs(headers: dict[str, str]) -> list[dict[str, str]]:
+    return [{"name": name, "value": value} for name, value in headers.items()]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def mitmdump_flows(stub: StubServer, out: Path) -> None:
+    mitmdump = Path(sys.executable).with_name("mitmdump")
+    port = free_port()
+    command = [str(mitmdump), "-q", "-w", str(out), "--listen-host", "127.0.0.1"]
+    command += ["-p", str(port), "--mode", f"reverse:{stub.base_url}"]
+    process = subprocess.Popen(command)
+    try:
+        wait_for_port(port)
+        proxy = f"http://127.0.0.1:{port}"
+        for name, zipped in (("demo", False), ("anthropic-parallel", True), ("truncated", False)):
+            query = "?fault=gzip" if zipped else ""  # the stub gzips the stream when asked
+            send(proxy + stub.scenario_url(name).removeprefix(stub.base_url) + query, name)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+def send(url: str, name: str) -> None:
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {SECRET}"}
+    headers["Accept-Encoding"] = "gzip"
+    request = urllib.request.Request(url, request_body(name).encode(), headers)
+    with urllib.request.urlopen(request) as response:
+        response.read()
+
+
+def wait_for_port(port: int, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"mitmdump did not listen on port {port}")
+
+
+def main() -> None:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/data/captures")
+    out.mkdir(parents=True, exist_ok=True)
+    with StubServer(speed=SPEED) as stub:
+        playwright_har(stub, out / "playwright.har", MANY)
+        playwright_har(stub, out / "playwright-one.har", (ONE,))
+        cdp_har(stub, out / "chromium-cdp.har")
+        mitmdump_flows(stub, out / "mitmdump.flows")
+    print(f"captures written to {out}")
+
+
+if __name__ == "__main__":
+    main()
