@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from docs_pages import docs_page
 from streaming import assert_close_timing, untimed
 
 from conftest import CliRunner
@@ -59,10 +60,9 @@ def test_unknown_dialect_is_a_usage_error(cli: CliRunner) -> None:
     assert "invalid choice: 'palm'" in result.stderr
 
 
-def readme_dialect_rows() -> dict[str, list[str]]:
-    """The README's dialect table: each `--dialect` name and the paths its rows give."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    table = readme.split("## Dialects\n", 1)[1].strip().split("\n\n", 1)[0]
+def documented_dialect_rows() -> dict[str, list[str]]:
+    """The docs' dialect table: each `--dialect` name and the paths its rows give."""
+    table = docs_page("dialects.md").split("# Dialects\n", 1)[1].strip().split("\n\n", 1)[0]
     rows: dict[str, list[str]] = {}
     for line in table.splitlines()[2:]:
         name_cell, path_cell = line.split(" | ")[:2]
@@ -71,19 +71,18 @@ def readme_dialect_rows() -> dict[str, list[str]]:
     return rows
 
 
-def test_the_readme_table_has_a_row_for_every_dialect_and_no_other() -> None:
-    assert set(readme_dialect_rows()) == set(DIALECTS)
+def test_the_docs_table_has_a_row_for_every_dialect_and_no_other() -> None:
+    assert set(documented_dialect_rows()) == set(DIALECTS)
 
 
-def test_every_provider_path_in_the_readme_table_is_one_the_stub_serves() -> None:
-    paths = [path for paths in readme_dialect_rows().values() for path in paths]
+def test_every_provider_path_in_the_docs_table_is_one_the_stub_serves() -> None:
+    paths = [path for paths in documented_dialect_rows().values() for path in paths]
     concrete = [re.sub(r"[A-Z]+(?=[/:]|$)", "stub", path) for path in paths]
     assert len(concrete) >= len(DIALECTS)
     assert [path for path in concrete if not ENDPOINT.fullmatch(path)] == []
 
 
-def test_the_readme_names_every_stub_scenario() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The stub server\n", 1)[1].split("\n## ", 1)[0]
-    named = set(re.findall(r"`([a-z0-9-]+)`", section))
+def test_the_stub_page_names_every_stub_scenario_in_its_own_words() -> None:
+    prose = docs_page("stub.md").split("<!-- generated:", 1)[0]  # not the generated table
+    named = set(re.findall(r"`([a-z0-9-]+)`", prose))
     assert set(scenario_names()) - named == set()

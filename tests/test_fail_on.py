@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from docs_pages import docs_page, section
 
 from conftest import CliRunner
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
-
-README = Path(__file__).parent.parent / "README.md"
 
 
 def test_a_named_anomaly_fails_the_run_with_exit_3(cli: CliRunner) -> None:
@@ -74,8 +72,8 @@ def test_list_anomalies_prints_every_kind(cli: CliRunner) -> None:
     assert result.stdout.split() == sorted(ANOMALY_KINDS)
 
 
-def test_the_readme_documents_every_kind_and_no_other() -> None:
-    table = README.read_text(encoding="utf-8").split("### Anomalies", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_explain_every_kind_and_no_other() -> None:
+    table = section(docs_page("reference/anomalies.md"), "## What each kind means")
     documented = set(re.findall(r"^\|.*?\|", table, flags=re.M))
     kinds = {kind for row in documented for kind in re.findall(r"`([a-z0-9-]+)`", row)}
     assert kinds == ANOMALY_KINDS

@@ -127,8 +127,9 @@ def report_of(body: bytes) -> dict[str, Any]:
     return build_report(session.state)
 
 
-# The README's promise, not the code's constant: an event ending with the first 4
-# or more characters of a key waits so those go too; fewer (`sk-`) may show.
+# The promise in docs/recordings.md (Secrets), not the code's constant: an event
+# ending with the first 4 or more characters of a key waits so those go too;
+# fewer (`sk-`) may show.
 MAY_SHOW = 3
 
 

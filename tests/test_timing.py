@@ -4,10 +4,10 @@ became known) and the report's `timing` section."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_pages import docs_page, section
 from hypothesis import given
 from hypothesis import strategies as st
 from streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
@@ -19,8 +19,6 @@ from toolstream_tui.core.fields import FieldClock, FieldScanner, FieldTiming
 from toolstream_tui.core.pieces import TextPieces
 from toolstream_tui.core.strict_json import MAX_INTEGER_DIGITS, value_end
 from toolstream_tui.core.timing import MAX_GAPS, gaps, stream_timing
-
-README = Path(__file__).parent.parent / "README.md"
 
 
 def scanned(pieces: list[str]) -> list[tuple[str, int, int | None]]:
@@ -290,9 +288,9 @@ def test_a_limping_stream_lists_the_first_silences_and_counts_them_all() -> None
     assert reported["stalls"][-1] == {"after": MAX_GAPS, "start": 9.9, "seconds": 0.1}
 
 
-def test_the_readme_report_example_has_the_timing_sections_keys_in_order() -> None:
-    readme = README.read_text(encoding="utf-8").split("## The headless report", 1)[1]
-    example = json.loads(readme.split("```json\n", 1)[1].split("```", 1)[0])["timing"]
+def test_the_documented_report_example_has_the_timing_sections_keys_in_order() -> None:
+    documented = section(docs_page("headless.md"), "## The headless report")
+    example = json.loads(documented.split("```json\n", 1)[1].split("```", 1)[0])["timing"]
     session = StreamSession("test")
     session.open(200, "text/event-stream", t=0.1)
     for t, body in READS:
