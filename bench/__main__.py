@@ -4,7 +4,7 @@ app         the app in a real terminal against headless: issue 12's table
 throughput  the core, whole processes and the app in process on generated streams
 dialects    the new dialects' headless runs against their framing's floor process
 preview     what the live preview costs on the stub's huge-args scenario
-readme      put the app table (bench/app-results.md) into README.md's performance section
+readme      put the app table (bench/app-results.md) into docs/performance/index.md
 """
 
 from __future__ import annotations
@@ -21,19 +21,20 @@ def readme(argv: Sequence[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bench readme", description=README_HELP)
     parser.add_argument("--json", type=Path, default=app.DEFAULT_JSON, help="an app run's results")
-    parser.add_argument("--readme", type=Path, default=app.BENCH.parent / "README.md")
-    parser.add_argument("--write", action="store_true", help="write README.md (else print)")
+    parser.add_argument("--page", type=Path, default=PERFORMANCE_PAGE, help="the docs page")
+    parser.add_argument("--write", action="store_true", help="write the page (else print)")
     args = parser.parse_args(argv)
     body = report.markdown(json.loads(args.json.read_text(encoding="utf-8")))
     if not args.write:
         print(body, end="")
         return 0
-    report.write_readme(args.readme, body)
-    print(f"{args.readme}: performance section from {args.json}")
+    report.write_section(args.page, body)
+    print(f"{args.page}: the app section from {args.json}")
     return 0
 
 
-README_HELP = "Replace README.md's performance section with the app benchmark's table."
+PERFORMANCE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "performance" / "index.md"
+README_HELP = "Replace the docs performance page's app section with the app benchmark's table."
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,5 +1,5 @@
-"""The app benchmark's results as Markdown: the table the README's performance
-section is made of (`python -m bench readme` puts it there), each goal of
+"""The app benchmark's results as Markdown: the table the docs' performance page's
+app section is made of (`python -m bench readme` puts it there), each goal of
 goals.py marked met or not, with the command that repeats the run beside it."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 from . import markers
 from .goals import GOALS, Goal
 
-README_HEADING = "## Performance"
-WRAP = 80  # the README's prose width
+SECTION_HEADING = "## The app in a terminal"  # in docs/performance/index.md
+WRAP = 80  # the docs' prose width
 KEY_PHASES = {
     "speed-0": "parallel-64, `--speed 0`",
     "paced": "parallel-64, paced",
@@ -255,15 +255,15 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- the README ------------------------------------------------------------------------
-def readme_with(readme: str, body: str) -> str:
-    """README text with its performance section's body replaced by `body` (up to
-    the next heading: its subsections are other benchmarks')."""
-    found = re.search(rf"^{re.escape(README_HEADING)}\n(.*?)(?=^###? |\Z)", readme, re.M | re.S)
+# -- the docs page -----------------------------------------------------------------------
+def section_with(page: str, body: str) -> str:
+    """The performance page with its app section's body replaced by `body` (up to
+    the next heading: the subsections after it are other benchmarks')."""
+    found = re.search(rf"^{re.escape(SECTION_HEADING)}\n(.*?)(?=^###? |\Z)", page, re.M | re.S)
     if found is None:
-        raise ValueError(f"README has no {README_HEADING!r} section")
-    return readme[: found.start(1)] + "\n" + body + "\n" + readme[found.end(1) :]
+        raise ValueError(f"the page has no {SECTION_HEADING!r} section")
+    return page[: found.start(1)] + "\n" + body + "\n" + page[found.end(1) :]
 
 
-def write_readme(path: Path, body: str) -> None:
-    path.write_text(readme_with(path.read_text(encoding="utf-8"), body), encoding="utf-8")
+def write_section(path: Path, body: str) -> None:
+    path.write_text(section_with(path.read_text(encoding="utf-8"), body), encoding="utf-8")

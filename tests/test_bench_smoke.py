@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from docs_pages import docs_page
 
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.sources.recording import RecordedRead, timing_path, timing_records
@@ -230,12 +231,12 @@ def test_goals_are_judged_on_their_statistic() -> None:
     assert len(met) == len(goals.GOALS)
 
 
-def test_readme_section_is_replaced_and_nothing_else() -> None:
+def test_the_performance_pages_app_section_is_replaced_and_nothing_else() -> None:
     report = bench_module("report")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    updated = report.readme_with(readme, "NEW TABLE\n")
-    before, _, after = readme.partition(report.README_HEADING)
-    new_before, _, new_after = updated.partition(report.README_HEADING)
+    page = docs_page("performance/index.md")
+    updated = report.section_with(page, "NEW TABLE\n")
+    before, _, after = page.partition(report.SECTION_HEADING)
+    new_before, _, new_after = updated.partition(report.SECTION_HEADING)
     assert new_before == before
     assert new_after.startswith("\n\nNEW TABLE\n\n### ")
     next_heading = after[after.index("\n### ") :]
