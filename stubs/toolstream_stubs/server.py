@@ -51,6 +51,7 @@ from toolstream_stubs.scenarios import (
 
 HOST = "127.0.0.1"
 SHUTDOWN_POLL_S = 0.02
+LISTEN_BACKLOG = 1024  # connections the kernel queues before the stub accepts them
 SCENARIO_PATH = re.compile(rf"^/scenarios/(?P<name>[^/]+)(?:{ENDPOINT.pattern})$")
 LIST_PATH = "/scenarios"
 NO_API_KEY = "none"
@@ -216,6 +217,9 @@ def api_key_of(headers: Message) -> str:
 class _StubHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver listens with a backlog of 5: a benchmark's 128 clients at once
+    # overflowed it and got their connections dropped by the stub, not the code under test.
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], stub: StubServer) -> None:
         self.stub = stub
