@@ -44,6 +44,7 @@ from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items
 
 if TYPE_CHECKING:
+    from .capturing import CaptureList
     from .sources.http import HttpRequest
 
 PROG = "toolstream-tui"
@@ -60,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         "completions, Anthropic Messages or OpenAI Responses, detected). With no source, "
         "watches the embedded stub server's 'demo' scenario. "
         "'toolstream-tui diff A B' compares two recordings; 'toolstream-tui proxy --upstream "
-        "URL' watches the requests an agent sends through it.",
+        "URL' watches the requests an agent sends through it; 'toolstream-tui open FILE' "
+        "opens a recording, a HAR file or a mitmproxy flow file.",
     )
     parser.add_argument("--version", action=VersionAction)
     add_source_options(parser)
@@ -83,7 +85,8 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         type=Path,
         help="replay a recording (a response body as --record writes it, with its timing "
-        "file when there is one)",
+        "file when there is one), a HAR file or a mitmproxy flow file (`mitmdump -w`): one "
+        "streaming response opens, several are listed (headless: one JSON line each)",
     )
     source.add_argument("--scenario", metavar="NAME", help="embedded stub scenario (default: demo)")
     parser.add_argument("--list-scenarios", action="store_true", help="list stub scenarios")
@@ -231,9 +234,10 @@ def stream_flag_warning(body: bytes | None) -> str | None:
     return None
 
 
-def build_source(args: argparse.Namespace) -> Source:
-    """The source the arguments name. Each kind is imported only when used, so a
-    headless replay starts without httpx or the stub server."""
+def build_source(args: argparse.Namespace) -> Source | CaptureList:
+    """The source the arguments name (for a capture of several streams, their list).
+    Each kind is imported only when used, so a headless replay starts without httpx
+    or the stub server."""
     if args.url is not None:
         from .sources.http import HttpSource
 
@@ -244,9 +248,9 @@ def build_source(args: argparse.Namespace) -> Source:
             args.notice = warning
         return HttpSource(request, dialect=args.dialect)
     if args.replay:
-        from .sources.replay import ReplaySource
+        from .capturing import replay_source
 
-        return ReplaySource(args.replay, speed=args.speed)
+        return replay_source(args)
     from toolstream_stubs import ScenarioNotFound, list_scenarios, load_scenario
 
     from .sources.stub import StubSource
@@ -342,9 +346,10 @@ def run_headless(
 def needs_event_loop(source: Source, idle_timeout: float | None) -> bool:
     """Only a replay at speed 0 never waits (for the network, the recorded pace or
     an idle timer): it runs without an event loop (see `run_to_end`)."""
+    from .sources.captures import CaptureSource
     from .sources.replay import ReplaySource
 
-    never_waits = isinstance(source, ReplaySource) and source.speed <= 0
+    never_waits = isinstance(source, ReplaySource | CaptureSource) and source.speed <= 0
     return idle_timeout is not None or not never_waits
 
 
@@ -401,7 +406,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .proxying import main_proxy
 
         return main_proxy(argv[1:])
-    args = build_parser().parse_args(argv)
+    if argv[:1] == ["open"]:
+        from .capturing import open_arguments
+
+        args = open_arguments(build_parser(), argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     args.notice = None
     if args.list_scenarios:
         print_scenarios()
@@ -426,6 +436,12 @@ def watch(args: argparse.Namespace) -> int:
             "add --headless for a JSON report"
         )
     source = build_source(args)
+    from .capturing import CaptureList
+
+    if isinstance(source, CaptureList):
+        from .capturing import watch_list
+
+        return watch_list(source, args, fail_on)
     if args.headless:
         return run_headless(
             source, args.record, args.dialect, limits_of(args), args.bundle, fail_on

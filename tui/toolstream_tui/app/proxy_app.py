@@ -128,13 +128,18 @@ class RequestListScreen(Screen[None]):
         Binding("a", "toggle_anomalies", "Anomalies only", tooltip="Only requests with anomalies"),
     ]
 
-    def __init__(self, log: ProxyLog, listening: str, upstream: str, clock: Clock) -> None:
-        """`clock`: time.monotonic, or a test's (it times the requests still live)."""
+    def __init__(
+        self, log: ProxyLog, listening: str, upstream: str, clock: Clock, origin: str | None = None
+    ) -> None:
+        """`clock`: time.monotonic, or a test's (it times the requests still live).
+        `origin`: where the requests came from, when not from a listening proxy (a
+        capture file)."""
         super().__init__()
         self.proxy_log = log
         self.clock = clock
         self.listening = listening
         self.upstream = upstream
+        self.origin = origin
         self.follow = True  # the newest request stays selected
         self.anomalies_only = False
         self.selected: int | None = None
@@ -198,7 +203,7 @@ class RequestListScreen(Screen[None]):
         if self.anomalies_only:
             parts.append(f"showing {len(ids)} with anomalies")
         parts.append("following newest" if self.follow else "f: follow newest")
-        parts.append(f"listening on {self.listening} → {self.upstream}")
+        parts.append(self.origin or f"listening on {self.listening} → {self.upstream}")
         return " · ".join(parts)
 
     # -- actions ---------------------------------------------------------------------
@@ -244,12 +249,15 @@ class ProxyApp(InputFirstApp):
         *,
         options: WatchOptions | None = None,
         exit_after: int | None = None,
+        origin: str | None = None,
     ) -> None:
         super().__init__()
         self.proxy_log = log
         self.options = options or WatchOptions(limits=log.limits, clock=time.monotonic)
         self.exit_after = exit_after
-        self.requests = RequestListScreen(log, listening, upstream, self.options.clock)
+        self.requests = RequestListScreen(
+            log, listening, upstream, self.options.clock, origin=origin
+        )
         self.watches: dict[int, Watch] = {}  # the requests opened, while they are kept
         log.turns = self.turns
         log.subscribe(self.changed)

@@ -16,19 +16,29 @@ import binascii
 import json
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.session import FRAMING_OF_TYPE
-from .base import BodyChunk, RequestSent, ResponseHead, SourceItem, TransportError
+from .base import (
+    BodyChunk,
+    Clock,
+    RequestSent,
+    ResponseHead,
+    SourceItem,
+    Stopwatch,
+    TransportError,
+    monotonic,
+)
 from .decoding import GZIP_MAGIC, BodyDecoder, UnsupportedEncoding
+from .replay import wait_until
 from .secrets import Redactor, safe_headers, secrets_in
 
 HAR = "HAR"
-FLOWS = "mitmproxy flows"
+FLOWS = "mitmproxy flow"
 NOT_TIMED = "per-event times not recorded"
 NO_RESPONSE = "the capture holds no response"
 PIECE = 64 * 1024  # the body is handed on in reads of this size, as a replay's are
@@ -128,6 +138,37 @@ class Capture:
     @property
     def streams(self) -> list[CaptureEntry]:
         return [entry for entry in self.entries if entry.streaming]
+
+
+class CaptureSource:
+    """One captured request, replayed as its capture timed it, scaled by `speed`
+    (0 = as fast as possible), with every secret of the request redacted from the
+    request and from the body."""
+
+    def __init__(
+        self,
+        entry: CaptureEntry,
+        capture_name: str,
+        speed: float = 1.0,
+        dialect: str | None = None,
+        clock: Clock = monotonic,
+    ) -> None:
+        self.entry = entry
+        self.speed = speed
+        self.dialect = dialect
+        self.label = entry.label(capture_name)
+        self._clock = clock
+
+    def items(self) -> AsyncIterator[SourceItem]:
+        return self.entry.redactor(self.dialect).stream(self._items())
+
+    async def _items(self) -> AsyncIterator[SourceItem]:
+        elapsed = Stopwatch(self._clock)
+        for item in self.entry.items(self.dialect):
+            t = item.t if isinstance(item, ResponseHead | BodyChunk | TransportError) else None
+            if t is not None:
+                await wait_until(t, self.speed, elapsed)
+            yield item
 
 
 def asked_for_stream(body: bytes | None) -> bool:

@@ -132,13 +132,18 @@ class ReplaySource:
                 yield BodyChunk(piece, self._t)
 
     async def _wait_until(self, recorded_t: float, elapsed: Stopwatch) -> None:
-        if self.speed <= 0:
-            return  # never waits: a headless run needs no event loop (pump.run_to_end)
-        delay = recorded_t / self.speed - elapsed()
-        if delay > 0:
-            import asyncio
+        await wait_until(recorded_t, self.speed, elapsed)
 
-            await asyncio.sleep(delay)
+
+async def wait_until(recorded_t: float, speed: float, elapsed: Stopwatch) -> None:
+    """Until `recorded_t` at `speed` times the recorded pace (0: never waits)."""
+    if speed <= 0:
+        return  # never waits: a headless run needs no event loop (pump.run_to_end)
+    delay = recorded_t / speed - elapsed()
+    if delay > 0:
+        import asyncio
+
+        await asyncio.sleep(delay)
 
 
 def read_pieces(file: IO[bytes], size: int | None) -> Iterator[bytes]:

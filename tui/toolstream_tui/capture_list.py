@@ -1,0 +1,96 @@
+"""A capture's entries as the proxy's requests (`ProxyLog`): every entry is fed
+to the log as a finished request, so the request list shows them and Enter opens
+one, and the headless run prints the proxy's line for each streaming entry."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .commands.common import EXIT_LINT, limits_of, lint_failures
+from .core.report import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, exit_code, printable_json
+from .core.visible import inert
+from .proxy_log import ProxyLog, RequestRecord
+from .sources.captures import NOT_TIMED, Capture, CaptureEntry
+from .sources.proxy import Exchange, Note, Tap, TapEnd
+
+PROG = "toolstream-tui"
+# The worst first: a stream that failed, one cut short, one --fail-on flags.
+WORST_FIRST = (EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT)
+
+
+def capture_log(args: argparse.Namespace, tapes: bool) -> ProxyLog:
+    return ProxyLog(limits_of(args), dialect=args.dialect, keep=1 << 30, tapes=tapes)
+
+
+def feed(log: ProxyLog, capture: Capture) -> None:
+    """Every entry of the capture, in order, into the log as the proxy's requests
+    (so entry N is request N), each already over."""
+    for entry in capture.entries:
+        log.take(entry_tap(entry))
+
+
+def entry_tap(entry: CaptureEntry) -> Tap:
+    exchange = Exchange(
+        method=entry.method,
+        path=entry.url,
+        url=entry.url,
+        headers=entry.request_headers,
+        body=entry.request_body or b"",
+        started_at=entry.started_at or 0.0,
+        started=0.0,
+    )
+    tap = Tap(exchange)
+    for note in entry.notes:
+        tap.put(Note(note))
+    for item in entry.response_items():
+        tap.put(item)
+    tap.put(TapEnd(entry.end_t or entry.head_t or 0.0, len(entry.body)))
+    return tap
+
+
+async def print_reports(capture: Capture, args: argparse.Namespace, fail_on: frozenset[str]) -> int:
+    log = capture_log(args, tapes=False)
+    feed(log, capture)
+    await log.wait_idle()
+    codes = []
+    for entry in capture.streams:
+        record = log.records[entry.number]
+        sys.stdout.write(printable_json(entry_summary(record, capture), compact=True))
+        failures = lint_failures(record.session.state, fail_on)
+        for line in failures:
+            print(f"{PROG}: entry {entry.number}: {inert(line)}", file=sys.stderr)
+        codes.append(exit_code(record.session.state) or (EXIT_LINT if failures else EXIT_OK))
+    sys.stdout.flush()
+    return worst(codes)
+
+
+def entry_summary(record: RequestRecord, capture: Capture) -> dict[str, object]:
+    """The proxy's line for a request, naming the capture and its entry."""
+    summary = record.summary()
+    return {"capture": capture.name, "entry": summary.pop("id"), **summary}
+
+
+def worst(codes: Sequence[int]) -> int:
+    return next((code for code in WORST_FIRST if code in codes), EXIT_OK)
+
+
+async def run_list_app(capture: Capture, path: Path, args: argparse.Namespace) -> int:
+    from .app.proxy_app import ProxyApp  # Textual loads only for the UI
+
+    log = capture_log(args, tapes=True)
+    streams = len(capture.streams)
+    origin = (
+        f"{capture.kind} file {path.name}: {streams} streaming of {len(capture.entries)} · "
+        f"{NOT_TIMED}"
+    )
+    app = ProxyApp(log, str(path), capture.kind, origin=origin)
+    feed(log, capture)
+    await log.wait_idle()
+    if capture.streams:  # the first stream selected, not the newest entry (a favicon, often)
+        app.requests.follow = False
+        app.requests.selected = capture.streams[0].number
+    await app.run_async()
+    return EXIT_OK

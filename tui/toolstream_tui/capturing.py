@@ -1,0 +1,116 @@
+"""`--replay FILE` and `toolstream-tui open FILE` on a capture another tool saved: a
+HAR file or a mitmproxy flow file (sources/captures.py reads them).
+
+A capture with one streaming response is watched as a recording is (the app, or
+the headless report). With several, the app opens the proxy's request list on
+every entry of the capture (Enter opens one), and `--headless` prints one JSON
+line per streaming entry, the request and its report, so `--fail-on` lints a
+whole browser or Playwright run: the exit status is the worst entry's."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .commands.common import CannotUse, UsageError
+from .core.visible import inert
+from .sources import Source
+from .sources.base import plain_reason
+from .sources.captures import (
+    NOT_TIMED,
+    Capture,
+    CaptureError,
+    CaptureSource,
+    capture_kind,
+    read_capture,
+)
+from .sources.recording import RecordingError
+from .sources.replay import ReplaySource, open_regular
+
+PROG = "toolstream-tui"
+SNIFF_BYTES = 4096
+
+
+class CaptureList:
+    """A capture with more (or fewer) than one streaming entry: watched as a list."""
+
+    def __init__(self, capture: Capture, path: Path) -> None:
+        self.capture = capture
+        self.path = path
+
+
+def open_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """`toolstream-tui open FILE [options]`: --replay FILE, as one verb."""
+    parser.prog += " open"
+    parser.add_argument(
+        "file",
+        metavar="FILE",
+        type=Path,
+        help="a recording, a HAR file or a mitmproxy flow file (as --replay FILE)",
+    )
+    args = parser.parse_args(argv)
+    if args.url is not None or args.scenario is not None or args.replay is not None:
+        parser.error("open FILE takes no other source (--url, --replay, --scenario)")
+    args.replay = args.file
+    return args
+
+
+def replay_source(args: argparse.Namespace) -> Source | CaptureList:
+    """What `--replay FILE` names: a recording, the one stream of a capture, or a
+    capture's list of entries. A capture's notes go to stderr and to the app."""
+    path: Path = args.replay
+    capture = load_capture(path)
+    if capture is None:
+        return ReplaySource(path, speed=args.speed)
+    streams = capture.streams
+    if len(streams) != 1:
+        return CaptureList(capture, path)
+    entry = streams[0]
+    notes = [*capture.notes, *entry.notes, f"{NOT_TIMED} in a {capture.kind} file"]
+    for note in notes:
+        print(f"{PROG}: note: {inert(note)}", file=sys.stderr)
+    args.notice = "; ".join(notes)
+    return CaptureSource(entry, capture.name, speed=args.speed, dialect=args.dialect)
+
+
+def load_capture(path: Path) -> Capture | None:
+    """The capture in `path`, or None when it is not one (a recording)."""
+    try:
+        with open_regular(path) as file:
+            head = file.read(SNIFF_BYTES)
+            if capture_kind(head) is None:
+                return None
+            data = head + file.read()
+    except OSError as exc:
+        raise CannotUse(f"cannot read recording {path}: {plain_reason(exc)}") from exc
+    except RecordingError as exc:
+        raise CannotUse(f"cannot read recording {path}: {exc}") from exc
+    try:
+        return read_capture(data, path.name)
+    except CaptureError as exc:
+        raise CannotUse(f"cannot read capture {exc}") from exc
+
+
+def watch_list(listing: CaptureList, args: argparse.Namespace, fail_on: frozenset[str]) -> int:
+    """The capture's entries in the proxy's request list, or their reports."""
+    from asyncio import run  # only here: a capture of one stream at speed 0 needs no loop
+
+    from .capture_list import print_reports, run_list_app
+
+    capture = listing.capture
+    if not capture.entries:
+        raise CannotUse(f"{capture.name} holds no requests")
+    for note in [*capture.notes, f"{NOT_TIMED} in a {capture.kind} file"]:
+        print(f"{PROG}: note: {inert(note)}", file=sys.stderr)
+    if args.headless:
+        if not capture.streams:
+            raise CannotUse(
+                f"{capture.name} holds no streaming response among its {len(capture.entries)} "
+                "requests; open it without --headless to see them all"
+            )
+        return run(print_reports(capture, args, fail_on))
+    if args.record is not None or args.bundle is not None:
+        raise UsageError("--record and --bundle take one stream; open the capture's entry instead")
+    return run(run_list_app(capture, listing.path, args))
