@@ -1,0 +1,88 @@
+"""The `--otlp` option, and what a watch (headless, the app, each request through
+the proxy) keeps for its span as the stream passes: the request as it went out
+(secrets redacted) and the body's first and last bytes (`envelope`). Nothing is
+decoded until the stream is over, and then only when a span is wanted."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from ..core.report import build_report
+from ..core.session import StreamSession
+from ..sources.base import BodyChunk, RequestSent, SourceItem
+from .envelope import BodyWindow, read_envelope
+from .spans import Redact, RequestFacts, SpanPlan, span_plan
+
+if TYPE_CHECKING:
+    from .export import OtlpExport
+
+OTLP_HELP = (
+    "send one OpenTelemetry span per request (GenAI semantic conventions; tool calls and "
+    "anomalies as span events) to this OTLP/HTTP receiver, e.g. http://127.0.0.1:4318 "
+    "(/v1/traces is added when the URL has no path); needs the otlp extra"
+)
+
+
+def add_otlp_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--otlp", metavar="URL", help=OTLP_HELP)
+
+
+def open_export(url: str | None) -> OtlpExport | None:
+    """The export --otlp asks for (None without it). Raises `OtlpUnavailable`
+    with a message for the user when it cannot be used."""
+    if url is None:
+        return None
+    from .export import OtlpExport  # the SDK loads only with --otlp
+
+    return OtlpExport(url)
+
+
+class StreamSpan:
+    """One request's span in the making. `tapped` passes the items on unchanged,
+    keeping what the span needs; `submit` sends it once the stream is over."""
+
+    def __init__(self, label: str, redact: Redact | None = None) -> None:
+        self.started_ns = time.time_ns()
+        self.request = RequestFacts(url=label)
+        self.window = BodyWindow()
+        self.redact: Redact = redact or (lambda text: text)
+
+    async def tapped(self, items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+        async with aclosing(items):
+            async for item in items:
+                if type(item) is BodyChunk:
+                    self.window.keep(item.data)
+                elif type(item) is RequestSent:
+                    self.request = RequestFacts(url=item.url, body=item.body)
+                yield item
+
+    def plan(self, session: StreamSession, model: str | None = None) -> SpanPlan:
+        request = self.request
+        if model:
+            request = RequestFacts(url=request.url, body=request.body, model=model)
+        envelope = read_envelope(self.window, session.mode)
+        return span_plan(
+            build_report(session.state), request, envelope, self.redact, session.state.event_time
+        )
+
+    def submit(self, export: OtlpExport, session: StreamSession) -> None:
+        export.submit(self.plan(session), self.started_ns)
+
+
+def redactor_of(source: Any) -> Redact | None:
+    """The source's own redaction of its request's secrets, where it has one."""
+    redactor = getattr(source, "redactor", None)
+    return None if redactor is None else redactor.text
+
+
+def send_and_close(export: OtlpExport, span: StreamSpan, session: StreamSession, prog: str) -> None:
+    """The one span of a watch, sent; then the export closed (waiting a bounded
+    time) and what became of the span said on stderr."""
+    span.submit(export, session)
+    export.close()
+    print(f"{prog}: {export.summary()}", file=sys.stderr)
