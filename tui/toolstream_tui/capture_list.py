@@ -8,21 +8,26 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .commands.common import EXIT_LINT, limits_of, lint_failures
 from .core.report import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, exit_code, printable_json
 from .core.visible import inert
 from .proxy_log import ProxyLog, RequestRecord
+from .sources import Limits
 from .sources.captures import NOT_TIMED, Capture, CaptureEntry
 from .sources.proxy import Exchange, Note, Tap, TapEnd
+
+if TYPE_CHECKING:
+    from .app.proxy_app import ProxyApp
 
 PROG = "toolstream-tui"
 # The worst first: a stream that failed, one cut short, one --fail-on flags.
 WORST_FIRST = (EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT)
 
 
-def capture_log(args: argparse.Namespace, tapes: bool) -> ProxyLog:
-    return ProxyLog(limits_of(args), dialect=args.dialect, keep=1 << 30, tapes=tapes)
+def capture_log(limits: Limits, dialect: str | None, tapes: bool) -> ProxyLog:
+    return ProxyLog(limits, dialect=dialect, keep=1 << 30, tapes=tapes)
 
 
 def feed(log: ProxyLog, capture: Capture) -> None:
@@ -52,7 +57,7 @@ def entry_tap(entry: CaptureEntry) -> Tap:
 
 
 async def print_reports(capture: Capture, args: argparse.Namespace, fail_on: frozenset[str]) -> int:
-    log = capture_log(args, tapes=False)
+    log = capture_log(limits_of(args), args.dialect, tapes=False)
     feed(log, capture)
     await log.wait_idle()
     codes = []
@@ -78,9 +83,18 @@ def worst(codes: Sequence[int]) -> int:
 
 
 async def run_list_app(capture: Capture, path: Path, args: argparse.Namespace) -> int:
+    app = await capture_app(capture, path, limits_of(args), args.dialect)
+    await app.run_async()
+    return EXIT_OK
+
+
+async def capture_app(
+    capture: Capture, path: Path, limits: Limits, dialect: str | None = None
+) -> ProxyApp:
+    """The request list on every entry of the capture, each already read."""
     from .app.proxy_app import ProxyApp  # Textual loads only for the UI
 
-    log = capture_log(args, tapes=True)
+    log = capture_log(limits, dialect, tapes=True)
     streams = len(capture.streams)
     origin = (
         f"{capture.kind} file {path.name}: {streams} streaming of {len(capture.entries)} · "
@@ -92,5 +106,4 @@ async def run_list_app(capture: Capture, path: Path, args: argparse.Namespace) -
     if capture.streams:  # the first stream selected, not the newest entry (a favicon, often)
         app.requests.follow = False
         app.requests.selected = capture.streams[0].number
-    await app.run_async()
-    return EXIT_OK
+    return app

@@ -335,6 +335,8 @@ def har_body(content: dict[str, Any], response: dict[str, Any]) -> tuple[bytes, 
         except binascii.Error as exc:
             return b"", [], f"the body is marked base64 but does not decode: {exc}"
         notes.append("the body was stored base64-encoded; decoded")
+    elif text.startswith("\x1f\x8b") and max(map(ord, text)) < 256:
+        data = text.encode("latin-1")  # gzip'd bytes kept one character per byte
     else:
         data = text.encode("utf-8", errors="surrogatepass")
     if data.startswith(GZIP_MAGIC):
@@ -382,16 +384,15 @@ def read_flows(data: bytes, name: str) -> Capture:
     one after another (the format of mitmproxy's io module; read here without it)."""
     entries: list[CaptureEntry] = []
     skipped: dict[str, int] = {}
-    offset = 0
-    while offset < len(data):
-        if data[offset:].strip() == b"":
-            break
+    offset, number = 0, 0
+    while data[offset:].strip():
+        number += 1
         try:
             flow, offset = tnetstring_value(data, offset, 0)
         except CaptureError as exc:
-            raise CaptureError(f"{name}: flow {len(entries) + 1}: {exc}") from None
+            raise CaptureError(f"{name}: flow {number}: {exc}") from None
         if not isinstance(flow, dict):
-            raise CaptureError(f"{name}: flow {len(entries) + 1} is not a dictionary")
+            raise CaptureError(f"{name}: flow {number} is not a dictionary")
         kind = _text(flow.get("type")) or "?"
         if kind != "http":
             skipped[kind] = skipped.get(kind, 0) + 1

@@ -1,0 +1,300 @@
+"""Captures other tools saved (tests/data/captures, recorded against the stub by
+tools/record_captures.py: Playwright's HAR, Chromium's network log over the
+DevTools protocol, mitmdump's flow file) read as a live watch of the same
+stream reads it: the same calls, the secrets gone, what is missing said."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from toolstream_stubs import StubServer
+from toolstream_tui.cli import main
+from toolstream_tui.sources.captures import (
+    EMPTY_BODY,
+    FLOWS,
+    HAR,
+    MAX_DEPTH,
+    NOT_TIMED,
+    CaptureEntry,
+    CaptureError,
+    read_capture,
+    tnetstring_value,
+)
+
+DATA = Path(__file__).parent / "data" / "captures"
+SECRET = "sk-capture-secret-0123456789abcdef"  # as tools/record_captures.py sends it
+CAPTURES = {  # file: its kind, its entries, and the scenarios of its streaming entries
+    "playwright.har": (
+        HAR,
+        5,
+        ["demo", "anthropic-parallel", "gemini-text-tools", "truncated"],
+    ),
+    "playwright-one.har": (HAR, 2, ["demo"]),
+    "chromium-cdp.har": (HAR, 4, ["demo", "anthropic-parallel"]),
+    "mitmdump.flows": (FLOWS, 3, ["demo", "anthropic-parallel", "truncated"]),
+}
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubServer]:
+    with StubServer("demo", speed=0) as server:
+        yield server
+
+
+def capture(name: str) -> Any:
+    return read_capture((DATA / name).read_bytes(), name)
+
+
+def headless(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--headless", "--speed", "0", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def calls(report: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """What a watch makes of a stream: its calls, their arguments, how it ended."""
+    return [
+        (call["name"], call["arguments_raw"], call["arguments"], call["error"])
+        for call in report["tool_calls"]
+    ] + [(report["status"], report["finish_reason"], report["text"])]
+
+
+def live_report(stub: StubServer, entry: CaptureEntry, capsys: pytest.CaptureFixture[str]) -> Any:
+    """The report of a live run of the entry's request against the stub."""
+    parts = urlsplit(entry.url)
+    url = stub.base_url + parts.path + (f"?{parts.query}" if parts.query else "")
+    body = (entry.request_body or b"").decode()
+    _code, out, _ = headless(capsys, "--url", url, "-d", body)
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURES))
+def test_every_capture_is_read_with_its_streams(name: str) -> None:
+    kind, count, scenarios = CAPTURES[name]
+    read = capture(name)
+    assert read.kind == kind
+    assert len(read.entries) == count
+    assert [urlsplit(e.url).path.split("/")[2] for e in read.streams] == scenarios
+    for entry in read.streams:
+        assert entry.status == 200 and entry.body, "a real stream, with its body"
+        assert entry.head_t is not None and entry.end_t is not None
+        assert 0 <= entry.head_t <= entry.end_t, "the capture's own timings"
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURES))
+def test_each_stream_of_a_capture_has_the_calls_of_a_live_run(
+    name: str, stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    read = capture(name)
+    _code, out, err = headless(capsys, "--replay", str(DATA / name))
+    if len(read.streams) == 1:
+        reports = [json.loads(out)]  # one stream: the report a recording's replay prints
+    else:
+        reports = lines(out)
+        assert [line["entry"] for line in reports] == [e.number for e in read.streams]
+    assert len(reports) == len(read.streams)
+    for entry, report in zip(read.streams, reports, strict=True):
+        assert calls(report) == calls(live_report(stub, entry, capsys)), entry.url
+    assert f"{NOT_TIMED} in a" in err
+
+
+def test_one_stream_opens_as_a_recording_with_its_capture_in_its_label(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _err = headless(capsys, "--replay", str(DATA / "playwright-one.har"))
+    report = json.loads(out)
+    assert code == 0
+    assert report["source"].startswith("playwright-one.har #2: POST http://127.0.0.1:")
+    assert report["source"].endswith(f" · {NOT_TIMED}"), "the status bar says it"
+
+
+def test_open_is_replay_as_one_verb(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(DATA / "mitmdump.flows")
+    assert main(["open", path, "--headless", "--speed", "0"]) == 2
+    opened = capsys.readouterr().out
+    assert main(["--replay", path, "--headless", "--speed", "0"]) == 2
+    assert capsys.readouterr().out == opened
+    with pytest.raises(SystemExit):
+        main(["open", path, "--url", "http://127.0.0.1:9/"])
+    assert "takes no other source" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURES))
+def test_no_secret_of_a_capture_reaches_a_report(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert SECRET.encode() in (DATA / name).read_bytes(), "the capture holds the key"
+    _, out, err = headless(capsys, "--replay", str(DATA / name))
+    assert SECRET not in out + err
+    assert SECRET[3:] not in out + err
+
+
+def test_the_request_is_kept_with_its_secrets_redacted() -> None:
+    entry = capture("playwright-one.har").streams[0]
+    sent = next(iter(entry.items()))
+    assert entry.request_headers["Authorization"] == f"Bearer {SECRET}"
+    assert sent.headers["Authorization"] == "[REDACTED]"
+    assert json.loads(sent.body)["stream"] is True
+
+
+def test_a_har_entry_carries_timing_from_its_own_timings() -> None:
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    timings = document["log"]["entries"][1]["timings"]
+    timings.update(blocked=1, dns=-1, connect=2, ssl=1, send=3, wait=40, receive=250)
+    entry = read_capture(json.dumps(document).encode(), "t.har").streams[0]
+    assert entry.head_t == pytest.approx(0.046), "blocked + connect + send + wait (ssl in connect)"
+    assert entry.end_t == pytest.approx(0.296)
+    del document["log"]["entries"][1]["timings"]
+    untimed = read_capture(json.dumps(document).encode(), "t.har").streams[0]
+    assert untimed.head_t is None and "no timings" in untimed.notes[0]
+
+
+def har_with_body(**content: Any) -> bytes:
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    response = document["log"]["entries"][1]["response"]
+    response["content"] = {**response["content"], **content}
+    if "text" not in content:
+        response["content"].pop("text", None)
+    return json.dumps(document).encode()
+
+
+def stream_of(data: bytes, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Any:
+    path = tmp_path / "capture.har"
+    path.write_bytes(data)
+    code, out, err = headless(capsys, "--replay", str(path))
+    return code, json.loads(out), err
+
+
+@pytest.mark.parametrize("encoding", ["base64", "gzip+base64", "gzip as latin-1"])
+def test_encoded_bodies_read_as_the_plain_one(
+    encoding: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plain = capture("playwright-one.har").streams[0].body
+    _, expected, _ = stream_of((DATA / "playwright-one.har").read_bytes(), capsys, tmp_path)
+    if encoding == "base64":
+        content = {"text": base64.b64encode(plain).decode(), "encoding": "base64"}
+    elif encoding == "gzip+base64":
+        content = {"text": base64.b64encode(gzip.compress(plain)).decode(), "encoding": "base64"}
+    else:
+        content = {"text": gzip.compress(plain).decode("latin-1")}
+    _code, report, err = stream_of(har_with_body(**content), capsys, tmp_path)
+    assert calls(report) == calls(expected)
+    said = {"base64": "base64-encoded; decoded", "gzip+base64": "gzip'd; unzipped"}
+    said["gzip as latin-1"] = "gzip'd; unzipped"
+    assert said[encoding] in err
+
+
+def test_an_empty_body_is_said_plainly(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, report, err = stream_of(har_with_body(text="", size=5210), capsys, tmp_path)
+    assert report["tool_calls"] == [] and report["bytes"] == 0
+    assert EMPTY_BODY.format(size=" (5210 bytes were received)") in err
+    assert code != 0, "a stream with no body is not a sound stream"
+
+
+def test_a_body_that_does_not_decode_ends_the_stream_with_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    broken = base64.b64encode(gzip.compress(b"data: {}\n\n")[:-12]).decode()
+    code, report, err = stream_of(har_with_body(text=broken, encoding="base64"), capsys, tmp_path)
+    assert code == 1 or report["status"] in ("error", "truncated")
+    assert "gzip" in (report["error"] or "") + err
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b'{"log": {"entries": [', "not JSON at line 1"),
+        (b'{"log": {"pages": []}}', '"log": {"entries": [...]}'),
+        (b'{"log": {"entries": [{"request": 1}]}}', 'entry 1 has no "request" object'),
+        (b"30:4:type;4:http;7:request;", "cut short"),
+        (b"11:4:type;1:x,}3:0:~]", "flow 2 is not a dictionary"),
+    ],
+)
+def test_a_broken_capture_is_one_clear_line(
+    data: bytes, why: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "broken.har"
+    path.write_bytes(data)
+    code, out, err = headless(capsys, "--replay", str(path))
+    assert code == 1 and out == ""
+    assert why in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def nested(depth: int) -> bytes:
+    value = b"0:~"
+    for _ in range(depth):
+        value = b"%d:%s]" % (len(value), value)
+    return value
+
+
+def test_tnetstring_nesting_is_read_to_its_limit_and_refused_past_it() -> None:
+    _value, end = tnetstring_value(nested(MAX_DEPTH), 0, 0)
+    assert end == len(nested(MAX_DEPTH))
+    with pytest.raises(CaptureError, match=f"deeper than {MAX_DEPTH}"):
+        tnetstring_value(nested(MAX_DEPTH + 1), 0, 0)
+
+
+def test_flows_that_are_not_http_are_skipped_and_counted() -> None:
+    data = (DATA / "mitmdump.flows").read_bytes()
+    tcp = b"22:4:type;3:tcp;2:id;1:x;}"
+    read = read_capture(data + tcp, "mixed.flows")
+    assert len(read.entries) == 3
+    assert read.notes == ("1 tcp flow(s) skipped: not HTTP",)
+
+
+def test_a_gzipped_flow_body_is_decoded_and_said() -> None:
+    entry = capture("mitmdump.flows").streams[1]
+    assert entry.response_headers["Content-Encoding"] == "gzip"
+    assert entry.notes == ("the body was sent gzip-encoded; decoded",)
+    assert entry.body.startswith(b"event: message_start")
+
+
+def test_a_recording_is_not_taken_for_a_capture(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An NDJSON recording begins with `{` too: only `{"log":` is a HAR."""
+    path = tmp_path / "ollama.ndjson"
+    path.write_bytes(b'{"model":"m","message":{"role":"assistant","content":"hi"},"done":true}\n')
+    _code, out, err = headless(capsys, "--replay", str(path))
+    assert json.loads(out)["source"] == str(path)
+    assert "capture" not in err
+
+
+def test_the_worst_entry_sets_the_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    """playwright.har: three sound streams and one cut short (exit 2); --fail-on
+    names the anomaly of the cut one, but a stream cut short is worse than a lint."""
+    code, out, err = headless(
+        capsys, "--replay", str(DATA / "playwright.har"), "--fail-on", "unterminated-event"
+    )
+    assert code == 2
+    assert [line["status"] for line in lines(out)] == ["finished"] * 3 + ["truncated"]
+    assert "entry 5: --fail-on: unterminated-event" in err
+    code, out, err = headless(
+        capsys, "--replay", str(DATA / "chromium-cdp.har"), "--fail-on", "any"
+    )
+    assert code == 0
+
+
+def test_a_capture_without_a_stream_says_so_headless(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    del document["log"]["entries"][1]
+    path = tmp_path / "page.har"
+    path.write_text(json.dumps(document))
+    code, out, err = headless(capsys, "--replay", str(path))
+    assert code == 1 and out == ""
+    assert "holds no streaming response among its 1 requests" in err
