@@ -57,8 +57,9 @@ STOP_ANOMALY_KINDS = ("limit-reached", "connection-lost", "idle-timeout")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Watch LLM tool calls stream in over Server-Sent Events (OpenAI chat "
-        "completions, Anthropic Messages or OpenAI Responses, detected). With no source, "
+        description="Watch LLM tool calls stream in, piece by piece: OpenAI chat completions "
+        "and Responses, Anthropic Messages, Gemini and Vertex AI, Bedrock, Cohere, Ollama and "
+        "the Vercel AI SDK's UI stream, told apart by the response itself. With no source, "
         "watches the embedded stub server's 'demo' scenario. "
         "'toolstream-tui diff A B' compares two recordings; 'toolstream-tui proxy --upstream "
         "URL' watches the requests an agent sends through it; 'toolstream-tui open FILE' "
@@ -77,8 +78,7 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--url",
-        help="request a stream from this http(s) URL: OpenAI chat completions, Anthropic "
-        "Messages or OpenAI Responses",
+        help="request a stream from this http(s) URL, in any dialect (see --dialect)",
     )
     source.add_argument(
         "--replay",
