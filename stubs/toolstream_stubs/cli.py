@@ -22,20 +22,48 @@ class _Terminated(Exception):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolstream-stub",
-        description="Replay a scripted LLM tool-call stream as Server-Sent Events.",
-    )
-    parser.add_argument("--scenario", default="demo", help="scenario name (default: demo)")
-    parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"0 picks a free port ({DEFAULT_PORT})"
+        description="Serve scripted LLM tool-call streams on 127.0.0.1 until Ctrl+C or SIGTERM: "
+        "every scenario at every provider's path, framed as that provider frames it.",
     )
     parser.add_argument(
-        "--delay-ms", type=float, default=None, help="delay before each event (scenario's own)"
+        "--scenario", metavar="NAME", default="demo", help="scenario to serve (default: demo)"
     )
-    parser.add_argument("--split", choices=SPLIT_MODES, default="event", help="how to cut writes")
-    parser.add_argument("--seed", type=int, default=0, help="seed for --split random")
-    parser.add_argument("--speed", type=float, default=1.0, help="pacing multiplier; 0 = no delay")
     parser.add_argument(
-        "--fault", choices=FAULTS, default=None, help="network fault for every response"
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        metavar="N",
+        help=f"port on 127.0.0.1 (default: {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--delay-ms",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="milliseconds before each event after the first (default: the scenario's own)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=SPLIT_MODES,
+        default="event",
+        help="how the body is cut into writes: one per event, at random points (inside lines "
+        "and characters), or whole (default: event)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="seed for --split random (default: 0)"
+    )
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="pace: the delays are divided by F (default: 1); 0 = no delay",
+    )
+    parser.add_argument(
+        "--fault",
+        choices=FAULTS,
+        default=None,
+        help="network fault for every response (a URL's ?fault= picks one per request)",
     )
     parser.add_argument(
         "--fault-param",
