@@ -20,6 +20,7 @@ from .command_line import (
     missing_terminal,
     number_from,
     stop_writing_stdout,
+    write_utf8_to_stdout,
 )
 from .commands.common import (
     EXIT_INTERRUPTED,
@@ -36,15 +37,24 @@ from .core import StreamSession, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.dialects.detect import DIALECTS
 from .core.events import Status
-from .core.report import report_pieces
+from .core.report import report_utf8_pieces
 from .core.visible import inert
 from .options import WatchOptions
+from .otlp import OtlpUnavailable
+from .otlp.watching import (
+    StreamSpan,
+    add_otlp_option,
+    open_export,
+    redactor_of,
+    send_and_close,
+)
 from .sources import Limits, Source, pump, run_to_end
 from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items
 
 if TYPE_CHECKING:
     from .capturing import CaptureList
+    from .otlp.export import OtlpExport
     from .sources.http import HttpRequest
 
 PROG = "toolstream-tui"
@@ -175,6 +185,7 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         "occurs ('any' for every kind; --list-anomalies lists them), so CI can lint a server",
     )
     parser.add_argument("--list-anomalies", action="store_true", help="list anomaly kinds")
+    add_otlp_option(parser)
 
 
 def parse_headers(lines: Sequence[str]) -> dict[str, str]:
@@ -310,6 +321,7 @@ def run_headless(
     limits: Limits,
     bundle: Path | None = None,
     fail_on: frozenset[str] = frozenset(),
+    otlp: OtlpExport | None = None,
 ) -> int:
     session = limits.session(source.label, dialect, live=False)
     tape = Tape(source.label) if bundle is not None else None
@@ -319,6 +331,9 @@ def run_headless(
         reason = plain_reason(exc)
         print(f"{PROG}: cannot record to {record}: {reason}; not recording", file=sys.stderr)
         items = source_items(source, None, tape, limits.idle_timeout)
+    span = None if otlp is None else StreamSpan(source.label, redactor_of(source))
+    if span is not None:
+        items = span.tapped(items)
     status = None
     try:
         stream = pump(items, session, lambda events: None)
@@ -327,13 +342,14 @@ def run_headless(
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
     try:
-        sys.stdout.writelines(report_pieces(session.state))
-        sys.stdout.flush()
+        write_utf8_to_stdout(report_utf8_pieces(session.state))
     except BrokenPipeError:  # the reader stopped reading (`| head`): the rest goes nowhere
         stop_writing_stdout()
         status = status or EXIT_BROKEN_PIPE
     if bundle is not None and tape is not None:
         write_headless_bundle(bundle, tape, session)
+    if otlp is not None and span is not None:
+        send_and_close(otlp, span, session, PROG)
     summary = one_line_summary(session)
     if summary:
         print(f"{PROG}: {inert(summary)}", file=sys.stderr)
@@ -426,6 +442,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code
 
 
+def otlp_export(url: str | None) -> OtlpExport | None:
+    try:
+        return open_export(url)
+    except OtlpUnavailable as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def watch(args: argparse.Namespace) -> int:
     """Watch the source the arguments name, headless or in the app."""
     fail_on = fail_on_kinds(args.fail_on, args.headless)
@@ -435,6 +458,7 @@ def watch(args: argparse.Namespace) -> int:
             f"the app needs a terminal and {no_terminal} is not one; "
             "add --headless for a JSON report"
         )
+    otlp = otlp_export(args.otlp)
     source = build_source(args)
     from .capturing import CaptureList
 
@@ -444,7 +468,7 @@ def watch(args: argparse.Namespace) -> int:
         return watch_list(source, args, fail_on)
     if args.headless:
         return run_headless(
-            source, args.record, args.dialect, limits_of(args), args.bundle, fail_on
+            source, args.record, args.dialect, limits_of(args), args.bundle, fail_on, otlp
         )
     collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from .app import run_app  # Textual loads only for the UI
