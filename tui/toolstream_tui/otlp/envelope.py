@@ -20,12 +20,16 @@ from ..core.session import FRAMERS
 
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 64 * 1024
-# Where a response keeps its model, id and usage: at the top, or in the object
-# an event wraps (Anthropic's `message`, OpenAI Responses' `response`, Cohere's
-# `delta`).
-WRAPPERS = ("message", "response", "delta")
+# Where a response keeps its model and id: at the top, or in the object an event
+# wraps (Anthropic's `message`, OpenAI Responses' `response`); its usage may also
+# be in Cohere's `delta`.
+WRAPPERS = ("message", "response")
+USAGE_WRAPPERS = (*WRAPPERS, "delta")
 MODEL_KEYS = ("model", "modelVersion")
-ID_KEYS = ("id", "responseId")
+ID_KEYS = ("responseId", "messageId")  # Gemini's; the AI SDK's `start` part
+# A top-level `id` is the response's in an event of no type (OpenAI chat chunks, a
+# complete body) or of these; elsewhere it names a part (the AI SDK's text parts).
+ID_TYPES = (None, "message", "message-start")
 # The usage object's counts of input and output tokens, as each provider names them.
 INPUT_KEYS = ("input_tokens", "prompt_tokens", "promptTokenCount", "inputTokens")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "candidatesTokenCount", "outputTokens")
@@ -43,13 +47,15 @@ class Envelope:
     def take(self, payload: dict[str, Any], outputs: bool = True) -> None:
         """One event's payload: the first model and id win, the latest counts
         (`outputs`: output tokens too; an early event's count is not the total)."""
-        wrapped = (payload[key] for key in WRAPPERS if isinstance(payload.get(key), dict))
-        places = [payload, *wrapped]
-        for place in places:
-            if self.model is None:
-                self.model = _first_text(place, MODEL_KEYS)
-            if self.response_id is None and place is not payload.get("delta"):
-                self.response_id = _first_text(place, ID_KEYS)
+        wrapped = [payload[key] for key in WRAPPERS if isinstance(payload.get(key), dict)]
+        if self.model is None:
+            self.model = _first_text([payload, *wrapped], MODEL_KEYS)
+        if self.response_id is None:
+            top = ("id", *ID_KEYS) if payload.get("type") in ID_TYPES else ID_KEYS
+            self.response_id = _first_text([payload], top) or _first_text(wrapped, ("id",))
+        for place in [payload, *(payload[key] for key in USAGE_WRAPPERS if key in payload)]:
+            if not isinstance(place, dict):
+                continue
             for key in USAGE_KEYS:
                 usage = place.get(key)
                 if isinstance(usage, dict):
@@ -66,11 +72,12 @@ class Envelope:
             self.output_tokens = _first_count(usage, OUTPUT_KEYS, self.output_tokens)
 
 
-def _first_text(place: dict[str, Any], keys: tuple[str, ...]) -> str | None:
-    for key in keys:
-        value = place.get(key)
-        if isinstance(value, str) and value:
-            return value
+def _first_text(places: list[dict[str, Any]], keys: tuple[str, ...]) -> str | None:
+    for place in places:
+        for key in keys:
+            value = place.get(key)
+            if isinstance(value, str) and value:
+                return value
     return None
 
 
@@ -83,7 +90,9 @@ def _first_count(usage: dict[str, Any], keys: tuple[str, ...], known: int | None
 
 
 class BodyWindow:
-    """The first and last bytes of a body, kept as it passes."""
+    """The first and last bytes of a body, kept as it passes: a read is let go
+    only once the reads after it hold the last `tail_bytes` without it, so the
+    tail never starts later than that (and holds at most one read more)."""
 
     def __init__(self, head_bytes: int = HEAD_BYTES, tail_bytes: int = TAIL_BYTES) -> None:
         self.head = bytearray()
