@@ -49,7 +49,9 @@ class RunningProxy:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.warnings: list[str] = []
-        self.log = ProxyLog(limits, record_dir=record_dir, keep=keep, warn=self.warnings.append)
+        self.log = ProxyLog(limits, keep=keep, warn=self.warnings.append)
+        if record_dir is not None:  # recorded by the forwarder, as `proxy --record-dir` does
+            config["record_dir"] = str(record_dir)
         self.changes: list[tuple[int, Change]] = []
         self._done: list[RequestRecord] = []
         self._seen = 0  # requests that finished before the current test

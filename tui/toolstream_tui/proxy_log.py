@@ -26,7 +26,7 @@ from .core import StreamSession, build_report
 from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
-from .sources.proxy import Note, Tap, TapEnd, TapItem
+from .sources.proxy import Exchange, Note, Tap, TapEnd, TapItem, WatchGap
 from .sources.recording import Recorder, Tape, recorded, taped
 from .sources.secrets import Redactor, secrets_in
 from .sources.turns import Turns
@@ -36,6 +36,7 @@ REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends 
 RECORDING_NAME_TRIES = 100  # names tried for a recording before giving up on it
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
+WATCH_GAP = "watch-gap"
 
 
 class Change(StrEnum):
@@ -187,6 +188,7 @@ class ProxyLog:
             started=exchange.started,
             session=self.limits.session(sent.url, self.dialect, live=False),
             tape=Tape(sent.url) if self.tapes else None,
+            recording=Path(exchange.recording) if exchange.recording else None,
             model=model,
             notes=[] if is_json else [NOT_JSON],
         )
@@ -275,6 +277,8 @@ class ProxyLog:
         items = redactor.stream(decoded(self._source_items(record, tapped, sent, redactor)))
         if record.tape is not None:
             items = taped(items, record.tape)
+        if record.recording is not None:  # the forwarder records it
+            return items
         recorder = self._recorder(record, sent.url)
         return items if recorder is None else recorded(items, recorder)
 
@@ -287,12 +291,26 @@ class ProxyLog:
     ) -> AsyncIterator[SourceItem]:
         yield sent
         async for item in tapped:
+            if isinstance(item, WatchGap):
+                self._watch_gap(record, item)
+                return
             if isinstance(item, Note | TapEnd):
                 self._side_note(record, item, redactor)
             else:
                 if isinstance(item, BodyChunk):
                     record.forwarded_bytes += len(item.data)
                 yield item
+
+    def _watch_gap(self, record: RequestRecord, gap: WatchGap) -> None:
+        """The forwarder stopped keeping this body for us (we fell behind): what came
+        before stands, the rest is counted, never guessed at."""
+        kept = "; --record-dir has every byte" if record.recording is not None else ""
+        message = (
+            f"the watcher fell behind and missed {gap.dropped} bytes of this response from "
+            f"{gap.t:.3f} s on (the client got them all{kept})"
+        )
+        if not record.session.ended:
+            self._changed(record, record.session.interrupt(message, gap.t, WATCH_GAP))
 
     def _side_note(self, record: RequestRecord, item: Any, redactor: Redactor) -> None:
         if isinstance(item, Note):
@@ -304,23 +322,9 @@ class ProxyLog:
     def _recorder(self, record: RequestRecord, source: str) -> Recorder | None:
         if self.record_dir is None:
             return None
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(record.started_at))
-        # Another run (or a proxy beside this one) may have recorded its request
-        # with this number in the same second: its files are never overwritten.
-        for attempt in range(1, RECORDING_NAME_TRIES + 1):
-            again = f"-{attempt}" if attempt > 1 else ""
-            path = self.record_dir / f"{stamp}-{record.id:04d}{again}.sse"
-            try:
-                recorder = Recorder(path, source, new=True)
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                self._warn(f"cannot record request {record.id} to {path}: {exc.strerror}")
-                return None
-            record.recording = path
-            return recorder
-        self._warn(f"cannot record request {record.id}: {path} and the names before it exist")
-        return None
+        recorder = new_recorder(self.record_dir, record.id, record.started_at, source, self._warn)
+        record.recording = None if recorder is None else recorder.path
+        return recorder
 
     def _forget_beyond_keep(self) -> None:
         while len(self._finished) > self.keep:
@@ -338,6 +342,78 @@ class ProxyLog:
                 if not self._listener_failed:
                     self._listener_failed = True
                     self._warn(f"a request-list listener failed ({exc!r}); the proxy goes on")
+
+
+def new_recorder(
+    record_dir: Path, request_id: int, started_at: float, source: str, warn: Warn
+) -> Recorder | None:
+    """A recorder for request `request_id` in `record_dir` (None, said by `warn`,
+    when it cannot be made)."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(started_at))
+    # Another run (or a proxy beside this one) may have recorded its request
+    # with this number in the same second: its files are never overwritten.
+    for attempt in range(1, RECORDING_NAME_TRIES + 1):
+        again = f"-{attempt}" if attempt > 1 else ""
+        path = record_dir / f"{stamp}-{request_id:04d}{again}.sse"
+        try:
+            return Recorder(path, source, new=True)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            warn(f"cannot record request {request_id} to {path}: {exc.strerror}")
+            return None
+    warn(f"cannot record request {request_id}: {path} and the names before it exist")
+    return None
+
+
+class ExchangeRecording:
+    """One request recorded as it passes through the forwarder, before anything
+    is held back for the watcher (so a watcher that falls behind or dies leaves
+    the recording whole): decoded and redacted as the watcher would, written by a
+    task of the forwarder's loop."""
+
+    def __init__(self, recorder: Recorder, sent: RequestSent, redactor: Redactor) -> None:
+        self.path = recorder.path
+        self._pending: deque[SourceItem | None] = deque([sent])
+        self._ready = asyncio.Event()
+        items = recorded(redactor.stream(decoded(self._items())), recorder)
+        self.task = asyncio.get_running_loop().create_task(self._write(items))
+
+    @classmethod
+    def start(
+        cls, record_dir: Path, request_id: int, exchange: Exchange, warn: Warn
+    ) -> ExchangeRecording | None:
+        """The recording of `exchange` (None, said by `warn`, when it cannot be made)."""
+        request = HttpRequest(
+            url=exchange.url, method=exchange.method, headers=exchange.headers, body=exchange.body
+        )
+        redactor = Redactor(secrets_in(exchange.url, exchange.headers))
+        sent = redacted_request(request, redactor)
+        recorder = new_recorder(record_dir, request_id, exchange.started_at, sent.url, warn)
+        return None if recorder is None else cls(recorder, sent, redactor)
+
+    def put(self, item: TapItem) -> None:
+        if isinstance(item, TapEnd):
+            self._pending.append(None)
+        elif isinstance(item, ResponseHead | BodyChunk | TransportError):
+            self._pending.append(item)
+        self._ready.set()
+
+    async def _items(self) -> AsyncIterator[SourceItem]:
+        while True:
+            while self._pending:
+                item = self._pending.popleft()
+                if item is None:
+                    return
+                yield item
+            self._ready.clear()
+            await self._ready.wait()
+
+    @staticmethod
+    async def _write(items: AsyncIterator[SourceItem]) -> None:
+        async with aclosing(items):
+            async for _ in items:
+                pass
 
 
 # -- Content-Encoding --------------------------------------------------------------

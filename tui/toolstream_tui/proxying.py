@@ -42,6 +42,8 @@ from .sources.proxy import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     MAX_REQUEST_BYTES,
+    SHUTDOWN_GRACE_S,
+    TAP_CAP_BYTES,
     ProxyConfig,
     ProxyServer,
     UpstreamError,
@@ -120,7 +122,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=number_from(float, 0, above=True),
         default=CONNECT_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"to connect to the upstream (default: {CONNECT_TIMEOUT_S:g})",
+        help=f"to connect to the upstream, and again for its response to begin: past it the "
+        f"client gets a 504 (default: {CONNECT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--drain",
+        type=number_from(float, 0),
+        default=SHUTDOWN_GRACE_S,
+        metavar="SECONDS",
+        help="at SIGTERM or SIGINT, let the responses still streaming end for up to SECONDS, "
+        f"then cut them; a second signal cuts at once (default: {SHUTDOWN_GRACE_S:g})",
     )
     parser.add_argument(
         "--max-request-bytes",
@@ -128,6 +139,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=MAX_REQUEST_BYTES,
         metavar="N",
         help=f"refuse (413) a request body over N bytes (default: {MAX_REQUEST_BYTES})",
+    )
+    parser.add_argument(
+        "--watch-buffer",
+        type=number_from(int, 0),
+        default=TAP_CAP_BYTES,
+        metavar="BYTES",
+        help="what the forwarder holds for a watcher that has fallen behind (a stopped "
+        "terminal); past it, the rest of a response is not watched, only counted "
+        f"(watch-gap); clients and --record-dir get every byte (default: {TAP_CAP_BYTES})",
     )
     add_limit_options(
         parser,
@@ -163,6 +183,9 @@ def config_of(args: argparse.Namespace) -> ProxyConfig:
         max_request_bytes=args.max_request_bytes,
         connect_timeout=args.timeout,
         idle_timeout=args.idle_timeout,
+        shutdown_grace=args.drain,
+        tap_cap_bytes=args.watch_buffer,
+        record_dir=None if args.record_dir is None else str(args.record_dir),
     )
 
 
@@ -377,7 +400,6 @@ def main_proxy(argv: Sequence[str]) -> int:
         limits_of(args),
         dialect=args.dialect,
         keep=args.keep,
-        record_dir=args.record_dir,
         tapes=not args.headless,
     )
     prepare_descriptor_table()  # before the event loop or the app start threads

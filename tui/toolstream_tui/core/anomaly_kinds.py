@@ -33,6 +33,7 @@ COMMON = frozenset(
         "unknown-event",
         "unknown-tool",
         "unterminated-event",
+        "watch-gap",
     }
 )
 ANOMALY_KINDS = COMMON.union(*(dialect.anomaly_kinds for dialect in DIALECTS.values()))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -22,6 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
@@ -32,11 +34,13 @@ from ..command_line import prepare_descriptor_table, tune_garbage_collector
 from .base import BodyChunk, Clock, ResponseHead, Stopwatch, TransportError
 from .http import HttpRequest, describe_transport_error
 from .proxy import (
+    TAP_CAP_BYTES,
     Exchange,
     Note,
     ProxyConfig,
     TapEnd,
     TapItem,
+    WatchGap,
     frame,
     parse_upstream,
 )
@@ -68,20 +72,39 @@ HOP_BY_HOP = frozenset(
 # Set again by httpx from the URL and the body, or meaningless once the body is read.
 NOT_FORWARDED = frozenset({"host", "content-length", "expect"})
 DELIBERATE_CUT = "ASGI callable returned without completing response."
+DRAIN_OVER = "timeout graceful shutdown exceeded"
+WATCHER_GONE = (
+    "toolstream-tui proxy: the watching process is gone; the forwarder takes no new "
+    "connections, lets the requests in flight end (up to {drain:g} s) and exits"
+)
 
 Send = Callable[[dict[str, Any]], Any]
 Receive = Callable[[], Any]
 Feed = Callable[[int, "TapItem | Exchange"], None]
+StartRecording = Callable[[int, Exchange], "tuple[Recording | None, list[str]]"]
+
+
+class Recording(Protocol):
+    """Where a request is recorded as it passes (`proxy_log.ExchangeRecording`)."""
+
+    path: Path
+    task: asyncio.Task[None]
+
+    def put(self, item: TapItem) -> None: ...
 
 
 class Outlet:
-    """One request's items, numbered, for the watching process."""
+    """One request's items, numbered, for the watching process (and its recording,
+    which gets every item, however far behind the watcher is)."""
 
     def __init__(self, request_id: int, feed: Feed) -> None:
         self.request_id = request_id
         self._feed = feed
+        self.recording: Recording | None = None
 
     def put(self, item: TapItem | Exchange) -> None:
+        if self.recording is not None and not isinstance(item, Exchange):
+            self.recording.put(item)
         self._feed(self.request_id, item)
 
 
@@ -120,12 +143,18 @@ class ProxyApp:
     """The ASGI app: every HTTP request goes to `upstream` + its path, nowhere else."""
 
     def __init__(
-        self, config: ProxyConfig, transport: httpx.AsyncBaseTransport, feed: Feed
+        self,
+        config: ProxyConfig,
+        transport: httpx.AsyncBaseTransport,
+        feed: Feed,
+        start_recording: StartRecording | None = None,
     ) -> None:
         """`transport`: httpx's way upstream, used without a client: a client's
         redirects, auth, cookies and hooks do nothing for a proxy and cost ~80 us
-        a request, which 64 requests starting at once pay in a row."""
+        a request, which 64 requests starting at once pay in a row.
+        `start_recording`: a request's recording, and any warnings (--record-dir)."""
         self.config = config
+        self._start_recording = start_recording
         self.upstream = parse_upstream(config.upstream)
         self._base = str(self.upstream).rstrip("/")
         self._transport = transport
@@ -200,7 +229,7 @@ class ProxyApp:
         exchange = Exchange(
             method, path, str(target or self._base), dict(forwarded), body, started_at, started
         )
-        tap.put(exchange)
+        self._record(exchange, tap)
         elapsed = Stopwatch()
         if left:
             message = "the client disconnected before sending its whole request; not forwarded"
@@ -211,6 +240,18 @@ class ProxyApp:
             await self._refuse(send, tap, refusal, elapsed)
         else:
             await self._forward(exchange, forwarded, tap, receive, send, elapsed)
+
+    def _record(self, exchange: Exchange, tap: Outlet) -> None:
+        """Puts the exchange on the tap, recorded from here on when asked."""
+        if self._start_recording is None:
+            tap.put(exchange)
+            return
+        recording, warnings = self._start_recording(tap.request_id, exchange)
+        path = None if recording is None else str(recording.path)
+        tap.put(dataclasses.replace(exchange, recording=path))
+        tap.recording = recording
+        for warning in warnings:
+            tap.put(Note(warning))
 
     def _target(self, path: str) -> httpx.URL | None:
         """The upstream URL for a request target, or None unless it is a plain path
@@ -268,17 +309,43 @@ class ProxyApp:
         )
         try:
             await self.setups.take()  # at once while the slice lasts
-            response = await self._transport.handle_async_request(request)
+            # --timeout bounds the wait for the answer's head as well as the connect:
+            # an upstream that accepts and never answers must not hold the client.
+            async with asyncio.timeout(self.config.connect_timeout):
+                response = await self._transport.handle_async_request(request)
             response.request = request
+        except TimeoutError:
+            await self._no_answer(tap, send, elapsed)
+            return
         except (httpx.HTTPError, OSError) as exc:
             await self._unreachable(exchange, exc, tap, send, elapsed)
             return
         relay = Relay(response, send, tap, elapsed, self.config.idle_timeout, exchange)
         try:
             await relay.run(receive)
+        except asyncio.CancelledError:  # the drain at shutdown is over
+            message = (
+                f"the proxy shut down while the response streamed (--drain "
+                f"{self.config.shutdown_grace:g} s was over): the client got it cut after "
+                f"{relay.forwarded} bytes"
+            )
+            tap.put(Note(message))
+            tap.put(TransportError(message, elapsed()))
+            raise
         finally:
             await response.aclose()
             tap.put(TapEnd(elapsed(), relay.forwarded))
+
+    async def _no_answer(self, tap: Outlet, send: Send, elapsed: Stopwatch) -> None:
+        why = (
+            f"upstream sent no response within {self.config.connect_timeout:g} s (--timeout); "
+            "the proxy closed the request"
+        )
+        status, payload = proxy_error(504, "upstream_timeout", f"toolstream-tui proxy: {why}")
+        tap.put(TransportError(why, elapsed()))
+        tap.put(Note("the client got a 504 from the proxy"))
+        await send_json(send, status, payload)
+        tap.put(TapEnd(elapsed(), len(payload)))
 
     async def _unreachable(
         self, exchange: Exchange, exc: Exception, tap: Outlet, send: Send, elapsed: Stopwatch
@@ -527,10 +594,12 @@ class UpstreamReads:
 
 
 class _Quiet(logging.Filter):
-    """Drops the line uvicorn writes when the proxy cuts a client on purpose."""
+    """Drops the lines uvicorn writes when the proxy cuts a client on purpose, or
+    cuts the streams still going once the drain is over (each request says so)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != DELIBERATE_CUT
+        message = record.getMessage()
+        return message != DELIBERATE_CUT and not message.endswith(DRAIN_OVER)
 
 
 class _OneLine(logging.Formatter):
@@ -553,6 +622,15 @@ def quiet_uvicorn_logging() -> None:
     logger.propagate = False
 
 
+@dataclasses.dataclass(slots=True)
+class Gap:
+    """A request's body from the read at `t` on, not kept for a lagging watcher."""
+
+    t: float
+    dropped: int = 0
+    announced: bool = False  # the WatchGap has gone to the watcher
+
+
 class PipeFeed(asyncio.Protocol):
     """Frames to the watching process down a pipe, written by the forwarder's own
     loop: a write never waits (asyncio keeps what the pipe cannot take yet), and
@@ -566,15 +644,24 @@ class PipeFeed(asyncio.Protocol):
     here and go in one write once the transport has written all it held: adding
     to a transport's part-written buffer copies all of it (CPython's bytearray
     moves its contents when it grows after a cut at the front), which on a 21 MB
-    stream read at full speed was half the forwarder's CPU."""
+    stream read at full speed was half the forwarder's CPU.
 
-    def __init__(self) -> None:
+    What it holds for a watcher that does not read (stopped, stuck on a long
+    frame) is capped at `cap` bytes of frames: past it, a request's body is no
+    longer kept for the watcher, from that read to its end (a core cannot read
+    past a hole), and the request's next other item is preceded by a `WatchGap`
+    with the bytes dropped. The items that are not body (a request's head, its
+    end) are always kept: a few hundred bytes a request."""
+
+    def __init__(self, cap: int = TAP_CAP_BYTES) -> None:
         self.transport: asyncio.WriteTransport | None = None
         self.gone = False
+        self.cap = cap
         self._frames: list[bytes] = []
         self._size = 0
         self._timer: asyncio.TimerHandle | None = None
         self._paused = False
+        self._gaps: dict[int, Gap] = {}  # requests whose body the watcher no longer gets
 
     async def open(self, fd: int) -> None:
         pipe = open(fd, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
@@ -594,10 +681,37 @@ class PipeFeed(asyncio.Protocol):
         if self._frames:
             self._write()
 
+    @property
+    def held(self) -> int:
+        """Bytes of frames not yet in the pipe."""
+        transport = self.transport
+        buffered = transport.get_write_buffer_size() if transport is not None else 0
+        return self._size + buffered
+
     def put(self, request_id: int, item: TapItem | Exchange) -> None:
         if self.transport is None or self.gone:
             return
-        data = frame(request_id, item)
+        gap = self._gaps.get(request_id)
+        if type(item) is BodyChunk:
+            if gap is None and self.held + len(item.data) <= self.cap:
+                self._hold(frame(request_id, item))
+            else:
+                gap = gap or self._gaps.setdefault(request_id, Gap(item.t))
+                gap.dropped += len(item.data)
+            return
+        if type(item) is Exchange and self.held + len(item.body) > self.cap:
+            self._hold(frame(request_id, dataclasses.replace(item, body=b"")))
+            note = f"the request body ({len(item.body)} bytes) was not kept for the watcher"
+            self._hold(frame(request_id, Note(note + ", which had fallen behind")))
+            return
+        if gap is not None and not gap.announced:
+            gap.announced = True
+            self._hold(frame(request_id, WatchGap(gap.dropped, gap.t)))
+        if type(item) is TapEnd:
+            self._gaps.pop(request_id, None)
+        self._hold(frame(request_id, item))
+
+    def _hold(self, data: bytes) -> None:
         if not self._frames and not self._paused:
             self._timer = asyncio.get_running_loop().call_later(TAP_BATCH_S, self._write)
         self._frames.append(data)
@@ -636,9 +750,10 @@ class Forwarder:
         self.config = config
         self.sock = sock
         self.tap_fd = tap_fd
-        self.feed = PipeFeed()
+        self.feed = PipeFeed(config.tap_cap_bytes)
         self.server = uvicorn.Server(self._uvicorn_config())
         self.app: ProxyApp | None = None
+        self.recording_tasks: set[asyncio.Task[None]] = set()
 
     def _uvicorn_config(self) -> uvicorn.Config:
         config = self.config
@@ -670,10 +785,35 @@ class Forwarder:
         try:
             transport = transport_for(parse_upstream(config.upstream), config.max_header_bytes)
             async with transport:
-                self.app = ProxyApp(config, transport, self.feed.put)
+                self.app = ProxyApp(config, transport, self.feed.put, self._recordings())
                 await self.server.serve(sockets=[self.sock])
         finally:
+            # Past the drain, uvicorn cancels the requests still streaming and returns:
+            # each says so on the tap before the tap's last flush.
+            if cut := self.server.server_state.tasks:
+                await asyncio.wait(cut, timeout=FLUSH_TIMEOUT_S)
+            if self.recording_tasks:  # each ends with its request, which uvicorn has ended
+                await asyncio.wait(self.recording_tasks, timeout=FLUSH_TIMEOUT_S)
             await self.feed.flush(FLUSH_TIMEOUT_S)
+
+    def _recordings(self) -> StartRecording | None:
+        """With --record-dir, what starts each request's recording: here, where every
+        byte passes, so that a watcher that lags or dies leaves it whole."""
+        if self.config.record_dir is None:
+            return None
+        from ..proxy_log import ExchangeRecording  # the core's reading, only when recording
+
+        record_dir = Path(self.config.record_dir)
+
+        def start(request_id: int, exchange: Exchange) -> tuple[Recording | None, list[str]]:
+            warnings: list[str] = []
+            recording = ExchangeRecording.start(record_dir, request_id, exchange, warnings.append)
+            if recording is not None:
+                self.recording_tasks.add(recording.task)
+                recording.task.add_done_callback(self.recording_tasks.discard)
+            return recording, warnings
+
+        return start
 
     def _serve_on_uvloop(self) -> None:
         """uvloop's loop: each forwarded chunk costs the loop's machinery (socket
@@ -697,6 +837,11 @@ class Forwarder:
         serving.start()
         while serving.is_alive() and not signals and not watcher_gone.is_set():
             time.sleep(STOP_POLL_S)
+        if watcher_gone.is_set() and not signals:
+            # Killed, or stopped without stopping us: its screen and summary are gone,
+            # and a proxy nobody watches is not what was asked for. The requests in
+            # flight still end for their clients.
+            print(WATCHER_GONE.format(drain=self.config.shutdown_grace), file=sys.stderr)
         self.server.should_exit = True
         # uvicorn gives streaming requests the grace period, then the tap its flush;
         # past both, nothing is worth outliving the watching process for.

@@ -29,8 +29,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
 MAX_REQUEST_BYTES = 64 << 20  # a request with a few images inlined as base64 fits
 MAX_HEADER_BYTES = 64 << 10  # the request line and headers together
-SHUTDOWN_GRACE_S = 5  # requests still streaming at shutdown get this long to end
+SHUTDOWN_GRACE_S = 5.0  # requests still streaming at shutdown get this long (--drain)
 CONNECT_TIMEOUT_S = 60.0
+TAP_CAP_BYTES = 64 << 20  # frames held for a watcher that does not read; past it, dropped
 FRAME_LENGTH = struct.Struct(">I")  # the size of the rest of a frame
 CHUNK_HEAD = struct.Struct(">IcId")  # length, kind, request id, arrival time
 CHUNK_KIND, PICKLE_KIND = b"b", b"p"
@@ -74,7 +75,9 @@ class ProxyConfig:
     max_header_bytes: int = MAX_HEADER_BYTES
     connect_timeout: float = CONNECT_TIMEOUT_S
     idle_timeout: float | None = None  # cut an upstream silent this long (None: never)
-    shutdown_grace: int = SHUTDOWN_GRACE_S
+    shutdown_grace: float = SHUTDOWN_GRACE_S
+    record_dir: str | None = None  # the forwarder records each request here
+    tap_cap_bytes: int = TAP_CAP_BYTES
 
 
 # -- what the forwarder hands the consumer -------------------------------------------
@@ -92,6 +95,7 @@ class Exchange:
     body: bytes
     started_at: float  # wall clock, for display
     started: float  # time.monotonic(), for a live duration
+    recording: str | None = None  # where the forwarder records it (--record-dir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +115,17 @@ class TapEnd:
     forwarded: int
 
 
-TapItem = SourceItem | Note | TapEnd
+@dataclass(frozen=True, slots=True)
+class WatchGap:
+    """The watching process fell so far behind that the forwarder stopped keeping
+    this request's body for it: `dropped` bytes the client got and the watcher did
+    not, from `t` on (the recording, if any, has them all)."""
+
+    dropped: int
+    t: float
+
+
+TapItem = SourceItem | Note | TapEnd | WatchGap
 
 
 class Tap:
@@ -302,14 +316,16 @@ class ProxyServer:
 
     def stop(self, force: bool = False) -> None:
         """Ask the forwarder to stop: it stops accepting, then waits up to the grace
-        period for streaming requests (at once with `force`, or on a second call)."""
+        period for streaming requests (at once with `force`). Asking again without
+        `force` changes nothing: only a second signal from the user cuts streams."""
         process = self._process
         if process is None or process.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-            if force or self._stopping:
-                process.send_signal(signal.SIGINT)
+            if not self._stopping:
+                process.send_signal(signal.SIGTERM)
+            if force:
+                process.send_signal(signal.SIGTERM if self._stopping else signal.SIGINT)
         self._stopping = True
 
     def join(self, timeout: float | None = None) -> bool:
