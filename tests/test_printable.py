@@ -101,3 +101,54 @@ def test_a_long_argument_buffer_is_never_one_piece() -> None:
     assert "".join(pieces) == dumped(build_report(session.state)) == report_json(session.state)
     assert max(map(len, pieces)) <= 2 * report_module.PIECE_CHARS
     assert len(pieces) > 4  # the buffer, twice (raw and parsed), in slices
+
+
+FLOATS_JSON_WRITES_AS_REPR = st.floats(allow_nan=False, allow_infinity=False)
+PLAIN = st.recursive(
+    FLOATS_JSON_WRITES_AS_REPR
+    | st.integers(-(2**63), 2**64 - 1)
+    | TEXT
+    | st.booleans()
+    | st.none(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(st.lists(PLAIN, max_size=4) | st.dictionaries(TEXT, PLAIN, max_size=4))
+@example([1e-05, -1e-05, 2.5e-07, -9.9e-09, 1.234e-05, 10.00001, 1e16, 1e-300, 0.0001])
+@example({"0.00001": "0.00001", "e-7": ["x e-7", "1e-7\n"], "k": 5e-324})
+def test_orjsons_whole_text_is_what_json_dumps_prints(value: Any) -> None:
+    """The one-call path writes floats as repr does (orjson writes 1e-7 and 0.00001),
+    and leaves text that only looks like a float alone."""
+    assert report_module.printable_utf8(value) == dumped(value).encode()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"nan": float("nan")},
+        [float("-inf")],
+        {"big": 2**64},
+        {1: "key not a string"},
+        ["\ud83d lone"],
+        [("tuple",)],
+    ],
+)
+def test_what_orjson_would_write_otherwise_goes_the_long_way(value: Any) -> None:
+    assert report_module.printable_utf8(value) is None
+    assert "".join(printable_pieces(value)) == dumped(value)
+
+
+def test_a_reports_utf8_pieces_are_its_text() -> None:
+    session = StreamSession("test")
+    session.open(200, "text/event-stream")
+    arguments = json.dumps({"tiny": 2.5e-07, "text": "é🚀\u200d\x7f" * 30_000}, ensure_ascii=False)
+    call = {"index": 0, "id": "c", "function": {"name": "f", "arguments": arguments}}
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+    finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    session.feed(f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(finish)}\n\n".encode(), 0.1)
+    session.close(0.2)
+    pieces = [bytes(piece) for piece in report_module.report_utf8_pieces(session.state)]
+    assert b"".join(pieces).decode() == dumped(build_report(session.state))
+    assert len(pieces) > 4

@@ -92,3 +92,17 @@ MIXED = st.text(st.sampled_from("a \n\t\x1b\x7f\x9b\u202e\ud83d\U000e0041é中�
 def test_runs_of_text_map_as_the_whole_text_translated(text: str) -> None:
     for show, table in SHOWN_BY_TABLE:
         assert show(text) == text.translate(visible._tables()[table])
+
+
+EVERY_ENCODABLE = "".join(
+    chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code < 0xE000
+)
+
+
+def test_the_utf8_form_escapes_every_character_as_json_inert_does() -> None:
+    assert visible.json_inert_utf8(EVERY_ENCODABLE.encode()) == json_inert(EVERY_ENCODABLE).encode()
+
+
+@given(st.text(st.sampled_from('a "\\\x7f\x85\xad\u200d\u202e\ufeff\U000e0041\U000110bdé中🚀')))
+def test_the_utf8_form_is_json_inert_encoded(text: str) -> None:
+    assert visible.json_inert_utf8(text.encode()) == json_inert(text).encode()

@@ -6,12 +6,13 @@ table of file descriptors, and leaving once a watch is over."""
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import gc
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 DISTRIBUTION = "toolstream-tui"
@@ -132,6 +133,21 @@ def stop_writing_stdout() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
+
+
+def write_utf8_to_stdout(pieces: Iterable[bytes | memoryview]) -> None:
+    """UTF-8 text to stdout: straight to its binary buffer where the text layer would
+    write the same bytes (it encodes UTF-8 and leaves line ends alone), so a 1 MB
+    report is not decoded only to be encoded again; through the text layer otherwise."""
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    if buffer is None or codecs.lookup(encoding).name != "utf-8" or os.linesep != "\n":
+        stream.writelines(bytes(piece).decode() for piece in pieces)
+        return
+    stream.flush()
+    buffer.writelines(pieces)
+    buffer.flush()
 
 
 def exit_now(code: int) -> NoReturn:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import orjson
@@ -12,13 +14,25 @@ import orjson
 from .events import Status
 from .state import CallSlot, StreamState
 from .timing import stream_timing
-from .visible import json_inert
+from .visible import json_inert, json_inert_utf8
 
 DEEP_REPORT_FRAMES = 4000  # enough for orjson's nesting limit of 1024, with room
 PIECE_CHARS = 64 * 1024  # a report is written in pieces of about this size
 _LEAVES = json.JSONEncoder(ensure_ascii=False)  # one scalar or string at a time
 ORJSON_DEPTH = 200  # below orjson's nesting limit (255), which it refuses past
 WHOLE_SCALARS = (int, bool, type(None))  # exact types orjson prints as json does
+# orjson refuses, instead of writing its own way, what json.dumps writes otherwise or not
+# at all (dataclasses, datetimes, subclasses of str, int, dict and list)
+ORJSON_INDENTED = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+# Where orjson's float text is not repr's (each at a line's end, where only a number
+# ends): e-7 (repr: e-07) and 0.0000x (repr: x e-05).
+SHORT_EXPONENT = re.compile(rb"e-(?=[1-9],?\n)")
+FIXED_TINY = re.compile(rb"0\.0000[1-9][0-9]*(?=,?\n)")
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 2
@@ -106,7 +120,92 @@ def report_json(state: StreamState) -> str:
 
 def report_pieces(state: StreamState) -> Iterator[str]:
     """`report_json` in pieces, to be written one after another."""
-    return printable_pieces(build_report(state))
+    report = build_report(state)
+    whole = _report_utf8(report)
+    if whole is None:
+        return printable_pieces(report)
+    return (bytes(piece).decode() for piece in _utf8_pieces(whole))
+
+
+def report_utf8_pieces(state: StreamState) -> Iterator[bytes | memoryview]:
+    """`report_json` as UTF-8, in pieces (for a binary stream: no decoding, no encoding)."""
+    report = build_report(state)
+    whole = _report_utf8(report)
+    if whole is None:
+        return (piece.encode() for piece in printable_pieces(report))
+    return _utf8_pieces(whole)
+
+
+def _report_utf8(report: dict[str, Any]) -> bytes | None:
+    """The report's printable text from orjson in one call, or None where it would
+    differ from json's. Each call's parsed arguments come from strict_json, which
+    reads no NaN or Infinity: their floats are only rewritten in json's form."""
+    decoded = {id(call["arguments"]) for call in report["tool_calls"]}
+    return printable_utf8(report, decoded)
+
+
+def printable_utf8(value: Any, finite: Collection[int] = ()) -> bytes | None:
+    """`printable_json(value)` in UTF-8, in one orjson call over the whole value
+    (the member-by-member walk took most of a 1 MB report's time), or None where
+    orjson cannot write what json.dumps writes. `finite`: the ids of containers
+    known to hold only plain JSON values with finite floats, not walked."""
+    if type(value) not in (dict, list) or not _orjson_writes_as_json(value, finite):
+        return None
+    try:
+        text = orjson.dumps(value, option=ORJSON_INDENTED)
+    except orjson.JSONEncodeError:  # an int past 64 bits, a lone surrogate, too deep
+        return None
+    return json_inert_utf8(json_floats(text)) + b"\n"
+
+
+def _orjson_writes_as_json(value: Any, finite: Collection[int]) -> bool:
+    """Whether every float outside `finite` is one orjson writes as json does (not
+    NaN or Infinity, which orjson writes as null), and only plain types are there."""
+    pending = [value]
+    while pending:
+        container = pending.pop()
+        if id(container) in finite:
+            continue
+        children = container.values() if type(container) is dict else container
+        for child in children:
+            kind = type(child)
+            if kind is dict or kind is list:
+                pending.append(child)
+            elif kind is float:
+                if not math.isfinite(child):
+                    return False
+            elif kind is not str and kind not in WHOLE_SCALARS:
+                return False
+    return True
+
+
+def json_floats(text: bytes) -> bytes:
+    """orjson's indented text with each float written as json writes it (repr): orjson
+    writes 1e-07 as 1e-7 and 1e-05 as 0.00001. A number is the last thing on its line
+    (a string ends with its quote), so a float is told by what follows it."""
+    text = SHORT_EXPONENT.sub(b"e-0", text)
+    if b"0.0000" not in text:
+        return text
+    return FIXED_TINY.sub(_tiny_as_repr, text)
+
+
+def _tiny_as_repr(found: re.Match[bytes]) -> bytes:
+    """A float between 1e-05 and 1e-04 written as repr writes it; the same text when
+    it is the end of a longer number (10.00001)."""
+    text, start = found.string, found.start()
+    whole = text[start - 1 : start] == b" " or text[start - 2 : start] == b" -"
+    return float.__repr__(float(found.group())).encode() if whole else found.group()
+
+
+def _utf8_pieces(text: bytes) -> Iterator[memoryview]:
+    """`text` in pieces of about PIECE_CHARS bytes, never cut inside a character."""
+    view, start = memoryview(text), 0
+    while start < len(text):
+        cut = start + PIECE_CHARS
+        while cut < len(text) and text[cut] & 0xC0 == 0x80:  # a continuation byte
+            cut += 1
+        yield view[start:cut]
+        start = cut
 
 
 def printable_json(value: Any, compact: bool = False) -> str:

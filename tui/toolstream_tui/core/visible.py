@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 
-from .surrogates import REPLACEMENT_TABLE
+from .surrogates import REPLACEMENT_TABLE, SURROGATES
 
 HIDDEN_MARK = "¤"
 
@@ -121,6 +122,56 @@ def json_inert(text: str) -> str:
     hide behind (DEL, C1 controls such as the one-byte CSI, bidi overrides,
     zero-width characters) as a \\u escape. The JSON still decodes to the same values."""
     return _mapped(text, 2)
+
+
+@cache
+def _utf8_escapes() -> tuple[dict[bytes, bytes], dict[int, int], bytes]:
+    """`json_inert`'s table in UTF-8: the escape of each character's bytes, the length
+    of a sequence by its first byte, and every byte that begins none of them. (A lone
+    surrogate has no UTF-8 form: text holding one is never UTF-8.)"""
+    escapes = {
+        chr(code).encode(): mark.encode()
+        for code, mark in _tables()[2].items()
+        if code not in SURROGATES
+    }
+    widths = {sequence[0]: len(sequence) for sequence in escapes}
+    return escapes, widths, bytes(byte for byte in range(256) if byte not in widths)
+
+
+def json_inert_utf8(data: bytes) -> bytes:
+    """`json_inert` on UTF-8 JSON text (`json_inert(data.decode()).encode()`), without
+    decoding it: the bytes that begin a character to escape are found with one
+    translate and a search for each, which on a report of mostly emoji and CJK took a
+    tenth of the pattern's time."""
+    escapes, widths, others = _utf8_escapes()
+    leads = data.translate(None, others)
+    if not leads:
+        return data
+    found = [
+        (at, sequence)
+        for lead in set(leads)
+        for at, sequence in _sequences_from(data, lead, widths[lead])
+        if sequence in escapes
+    ]
+    if not found:
+        return data
+    found.sort()
+    out: list[bytes] = []
+    done = 0
+    for at, sequence in found:
+        out += (data[done:at], escapes[sequence])
+        done = at + len(sequence)
+    out.append(data[done:])
+    return b"".join(out)
+
+
+def _sequences_from(data: bytes, lead: int, width: int) -> Iterator[tuple[int, bytes]]:
+    """Where byte `lead` occurs, and the `width` bytes from there."""
+    needle = bytes((lead,))
+    at = data.find(needle)
+    while at >= 0:
+        yield at, data[at : at + width]
+        at = data.find(needle, at + 1)
 
 
 def escaped(text: str) -> str:
