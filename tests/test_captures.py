@@ -268,8 +268,8 @@ def test_a_recording_is_not_taken_for_a_capture(
     """An NDJSON recording begins with `{` too: only `{"log":` is a HAR."""
     path = tmp_path / "ollama.ndjson"
     path.write_bytes(b'{"model":"m","message":{"role":"assistant","content":"hi"},"done":true}\n')
-    _code, out, err = headless(capsys, "--replay", str(path))
-    assert json.loads(out)["source"] == str(path)
+    code, out, err = headless(capsys, "--replay", str(path))
+    assert code == 0 and json.loads(out)["source"] == str(path)
     assert "capture" not in err
 
 

@@ -28,6 +28,7 @@ from ..sources.base import Clock
 from ..views import REQUEST_COLUMNS, column_widths, plural, request_row
 from ..watch import Watch
 from .input_first import InputFirstApp
+from .screens.request import RequestScreen
 from .stream_screen import StreamScreen
 from .widgets.content_size import set_content_size
 from .widgets.key_footer import KeyFooter
@@ -126,6 +127,13 @@ class RequestListScreen(Screen[None]):
         Binding("up,k", "move(-1)", "Previous", tooltip="Select a newer request", show=False),
         Binding("f", "toggle_follow", "Follow", tooltip="Keep the newest request selected"),
         Binding("a", "toggle_anomalies", "Anomalies only", tooltip="Only requests with anomalies"),
+        Binding(
+            "r",
+            "request",
+            "Request",
+            tooltip="The selected request's headers and body, secrets redacted",
+            show=False,  # in the keys panel (?); the footer's line is full
+        ),
     ]
 
     def __init__(
@@ -227,6 +235,13 @@ class RequestListScreen(Screen[None]):
     def action_open(self) -> None:
         if self.selected is not None:
             self.app.open_request(self.selected)  # type: ignore[attr-defined]
+
+    def action_request(self) -> None:
+        record = self.proxy_log.records.get(self.selected) if self.selected is not None else None
+        if record is not None:
+            request = record.tape.request if record.tape is not None else None
+            title = f"request {record.id}: {record.method} {record.path}"
+            self.app.push_screen(RequestScreen(title, request))
 
     def on_request_table_opened(self, message: RequestTable.Opened) -> None:
         self.selected = message.request_id
