@@ -302,7 +302,7 @@ def one_line_summary(session: StreamSession) -> str | None:
     return None
 
 
-def watch_options(args: argparse.Namespace) -> WatchOptions:
+def watch_options(args: argparse.Namespace, otlp: OtlpExport | None = None) -> WatchOptions:
     return WatchOptions(
         limits=limits_of(args),
         dialect=args.dialect,
@@ -311,6 +311,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         typing_cps=args.typing_cps,
         preview=args.preview,
         notice=args.notice,
+        otlp=otlp,
     )
 
 
@@ -473,7 +474,7 @@ def watch(args: argparse.Namespace) -> int:
     collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from .app import run_app  # Textual loads only for the UI
 
-    exit_now(run_app(source, watch_options(args)))
+    exit_now(run_app(source, watch_options(args, otlp)))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .sources.base import Clock, monotonic
 from .sources.pump import Limits
+
+if TYPE_CHECKING:
+    from .otlp.export import OtlpExport
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +27,7 @@ class WatchOptions:
     output_dir: Path | None = None  # where exports, screenshots and bundles go (default: cwd)
     theme: str = "textual-dark"
     clock: Clock = monotonic  # every time shown, injectable for tests
+    otlp: OtlpExport | None = None  # --otlp: each stream that ends is sent as a span
 
     @property
     def output(self) -> Path:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .core import StreamSession, StreamState
 from .core.events import StreamEvent
 from .options import WatchOptions
+from .otlp.watching import StreamSpan, redactor_of
 from .sources import Source, pump
 from .sources.recording import Tape, source_items
 from .wire_log import WireLog
@@ -73,10 +74,16 @@ class Watch:
         except OSError as exc:
             self.record_error = f"cannot record to {record}: {exc.strerror}"
             items = source_items(source, None, self.tape, idle)
+        otlp = self.options.otlp
+        span = None if otlp is None else StreamSpan(source.label, redactor_of(source))
+        if span is not None:
+            items = span.tapped(items)
         try:
             await pump(items, session, self.received, turns)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             session.fail(f"{type(exc).__name__}: {exc}", 0.0)
+        if otlp is not None and span is not None:
+            span.submit(otlp, session)
 
     def close(self) -> None:
         self.tape.close()

@@ -111,6 +111,9 @@ def run_app(source: Source, options: WatchOptions) -> int:
     tune_garbage_collector()
     app = ToolstreamApp(source, options)
     app.run()
+    if options.otlp is not None:  # what is still queued leaves now, or is counted
+        options.otlp.close()
+        app.said_at_exit.append(options.otlp.summary())
     for line in app.said_at_exit:
         print(f"toolstream-tui: {inert(line)}", file=sys.stderr)
     return exit_status(app)
