@@ -144,3 +144,24 @@ def test_every_link_of_the_readme_leads_to_a_file() -> None:
     local = [target for target in targets if "://" not in target]
     assert "docs/index.md" in local
     assert [target for target in local if not (ROOT / target).exists()] == []
+
+
+def test_a_key_table_naming_a_key_the_screen_does_not_bind_is_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    table = "| key | action |\n|---|---|\n| `q` | quit |\n| `T` or `F1` | fine |\n| `x` | gone |\n"
+    with caplog.at_level(logging.WARNING, logger="mkdocs"):
+        generator.check_key_table(table, "app.md")
+        generator.check_key_table(table.replace("`x`", "`Q`"), "app.md")
+    assert [record.getMessage() for record in caplog.records] == [
+        "app.md: the key table names x, which the stream screen does not bind",
+        "app.md: the key table names Q, which the stream screen does not bind",
+    ]
+
+
+def test_the_keys_reference_lists_every_key_of_every_screen(site: Path) -> None:
+    page = built_page(site, "reference/keys")
+    for bindings in generator.screens().values():
+        for binding in bindings:
+            for key in generator.binding_keys(binding):
+                assert f"<code>{key}</code>" in page

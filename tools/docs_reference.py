@@ -171,9 +171,51 @@ def scenarios_reference() -> str:
     return "\n".join(lines)
 
 
+# -- keys -----------------------------------------------------------------------------------
+KEY_NAMES = {"question_mark": "?"}  # Textual's key names where a user types a character
+
+
+def screens() -> dict[str, list[Any]]:
+    """Each screen's key bindings, the app's own first (as Textual looks them up)."""
+    from toolstream_tui.app.app import ToolstreamApp
+    from toolstream_tui.app.diff_app import DiffApp
+    from toolstream_tui.app.proxy_app import ProxyApp, RequestListScreen
+    from toolstream_tui.app.stream_screen import StreamScreen
+
+    return {
+        "stream": [*ToolstreamApp.BINDINGS, *StreamScreen.BINDINGS],
+        "proxy": [*ProxyApp.BINDINGS, *RequestListScreen.BINDINGS],
+        "diff": list(DiffApp.BINDINGS),
+    }
+
+
+def binding_keys(binding: Any) -> list[str]:
+    """The keys a binding answers, as a user reads them (`?`, `f1`, `down`, `j`)."""
+    from textual.binding import Binding
+
+    keys = binding.key if isinstance(binding, Binding) else binding[0]
+    return [KEY_NAMES.get(key.strip(), key.strip()) for key in keys.split(",")]
+
+
+def keys_reference(screen: str) -> str:
+    from textual.binding import Binding
+
+    lines = ["| key | name | what it does |", "|---|---|---|"]
+    for binding in screens()[screen]:
+        if isinstance(binding, Binding):
+            name, does = binding.description, binding.tooltip or binding.description
+        else:
+            name = does = binding[2] if len(binding) > 2 else binding[1]
+        keys = ", ".join(f"`{key}`" for key in binding_keys(binding))
+        lines.append(f"| {keys} | {cell(name)} | {cell(does)} |")
+    return "\n".join(lines)
+
+
 def generated(what: str, argument: str | None) -> str:
     if what == "cli" and argument in parsers():
         return command_reference(argument)
+    if what == "keys" and argument in screens():
+        return keys_reference(argument)
     if what == "anomaly-kinds":
         return anomaly_kinds_reference()
     if what == "dialects":
@@ -212,7 +254,24 @@ def check_option_tables(markdown: str, where: str) -> None:
                 LOG.warning("%s: the option table names %s, which no command takes", where, name)
 
 
-CHECKS: dict[str, Callable[[str, str], None]] = {"reference/anomalies.md": check_anomaly_meanings}
+def check_key_table(markdown: str, where: str) -> None:
+    """Every key the page's `| key | action |` table names is bound on the stream screen
+    (a letter as written: `t` and `T` are two keys; a name in any case: `F1` is `f1`)."""
+    bound = {key for binding in screens()["stream"] for key in binding_keys(binding)}
+    names = {key.lower() for key in bound if len(key) > 1}
+    for table in re.findall(r"^\| key \| action \|\n(?:\|.*\n?)+", markdown, flags=re.M):
+        first_cells = re.findall(r"^\| (.*?) \| ", table, flags=re.M)[1:]  # past the header
+        for key in sorted({key for c in first_cells for key in re.findall(r"`([^`]+)`", c)}):
+            if key not in bound and key.lower() not in names:
+                LOG.warning(
+                    "%s: the key table names %s, which the stream screen does not bind", where, key
+                )
+
+
+CHECKS: dict[str, Callable[[str, str], None]] = {
+    "reference/anomalies.md": check_anomaly_meanings,
+    "app.md": check_key_table,
+}
 
 
 # -- the MkDocs hook ------------------------------------------------------------------------
