@@ -18,11 +18,12 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from .core import StreamSession, build_report
+from .otlp.watching import StreamSpan
 from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
@@ -30,6 +31,9 @@ from .sources.proxy import Exchange, Note, Tap, TapEnd, TapItem, WatchGap
 from .sources.recording import Recorder, Tape, recorded, taped
 from .sources.secrets import Redactor, secrets_in
 from .sources.turns import Turns
+
+if TYPE_CHECKING:
+    from .otlp.export import OtlpExport
 
 DEFAULT_KEEP = 200
 REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)
@@ -69,6 +73,7 @@ class RequestRecord:
     notes: list[str] = field(default_factory=list)
     recording: Path | None = None
     tape: Tape | None = None  # what the response carried, when a UI keeps it
+    span: StreamSpan | None = None  # with --otlp: what its span needs, kept as it streams
     forwarded_bytes: int = 0  # body bytes the client was sent, as upstream sent them
     duration: float | None = None  # seconds from forwarding to the end, once over
     over: bool = False
@@ -146,6 +151,7 @@ class ProxyLog:
         record_dir: Path | None = None,
         tapes: bool = False,
         warn: Warn = warn_on_stderr,
+        otlp: OtlpExport | None = None,
     ) -> None:
         """`tapes`: keep what each response carried (in a temporary file), for a UI's
         raw log and repro bundles."""
@@ -154,6 +160,7 @@ class ProxyLog:
         self.keep = keep
         self.record_dir = record_dir
         self.tapes = tapes
+        self.otlp = otlp  # each finished request is sent as a span
         self.records: dict[int, RequestRecord] = {}
         self.finished_count = 0
         self._finished: deque[int] = deque()
@@ -191,6 +198,9 @@ class ProxyLog:
             recording=Path(exchange.recording) if exchange.recording else None,
             model=model,
             notes=[] if is_json else [NOT_JSON],
+            span=None
+            if self.otlp is None
+            else StreamSpan(sent.url, redactor.text, int(exchange.started_at * 1e9)),
         )
         self._next_id += 1
         self.records[record.id] = record
@@ -245,10 +255,19 @@ class ProxyLog:
             self._end_session(record, STOPPED)
         finally:
             record.over = True
+            self._send_span(record)
             self.finished_count += 1
             self._notify(record, Change.FINISHED)
             self._finished.append(record.id)
             self._forget_beyond_keep()
+
+    def _send_span(self, record: RequestRecord) -> None:
+        if self.otlp is None or record.span is None:
+            return
+        try:
+            record.span.submit(self.otlp, record.session)
+        except Exception as exc:  # the export's failure is not the proxy's
+            record.notes.append(f"--otlp: the span could not be made: {exc}")
 
     def _end_session(self, record: RequestRecord, message: str) -> None:
         record.notes.append(message)
@@ -277,6 +296,8 @@ class ProxyLog:
         items = redactor.stream(decoded(self._source_items(record, tapped, sent, redactor)))
         if record.tape is not None:
             items = taped(items, record.tape)
+        if record.span is not None:
+            items = record.span.tapped(items)
         if record.recording is not None:  # the forwarder records it
             return items
         recorder = self._recorder(record, sent.url)

@@ -36,6 +36,8 @@ from .commands.common import (
 from .core.dialects.detect import DIALECTS
 from .core.report import EXIT_FAILED, EXIT_OK, printable_json
 from .core.visible import inert
+from .otlp import OtlpUnavailable
+from .otlp.watching import add_otlp_option, open_export
 from .proxy_log import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
 from .sources.proxy import (
     CONNECT_TIMEOUT_S,
@@ -154,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         "cut an upstream that sends nothing for SECONDS: the client sees the cut, the request "
         "ends truncated (default: never)",
     )
+    add_otlp_option(parser)
     return parser
 
 
@@ -379,7 +382,8 @@ def main_proxy(argv: Sequence[str]) -> int:
     try:
         config = config_of(args)
         fail_on = fail_on_kinds(args.fail_on, headless=True)
-    except UsageError as exc:
+        otlp = open_export(args.otlp)
+    except (UsageError, OtlpUnavailable) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     no_terminal = None if args.headless else missing_terminal()
@@ -401,7 +405,12 @@ def main_proxy(argv: Sequence[str]) -> int:
         dialect=args.dialect,
         keep=args.keep,
         tapes=not args.headless,
+        otlp=otlp,
     )
     prepare_descriptor_table()  # before the event loop or the app start threads
     run = run_headless if args.headless else run_request_list
-    return asyncio.run(run(config, log, fail_on, args.exit_after))
+    code = asyncio.run(run(config, log, fail_on, args.exit_after))
+    if otlp is not None:  # what is still queued leaves now, or is counted
+        otlp.close()
+        print(f"{PROG}: {otlp.summary()}", file=sys.stderr)
+    return code

@@ -46,8 +46,10 @@ class StreamSpan:
     """One request's span in the making. `tapped` passes the items on unchanged,
     keeping what the span needs; `submit` sends it once the stream is over."""
 
-    def __init__(self, label: str, redact: Redact | None = None) -> None:
-        self.started_ns = time.time_ns()
+    def __init__(
+        self, label: str, redact: Redact | None = None, started_ns: int | None = None
+    ) -> None:
+        self.started_ns = time.time_ns() if started_ns is None else started_ns
         self.request = RequestFacts(url=label)
         self.window = BodyWindow()
         self.redact: Redact = redact or (lambda text: text)
