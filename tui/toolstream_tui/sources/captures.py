@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from ..core.session import FRAMING_OF_TYPE
 from .base import (
+    UNREADABLE,
     BodyChunk,
     Clock,
     RequestSent,
@@ -33,7 +34,7 @@ from .base import (
     TransportError,
     monotonic,
 )
-from .decoding import GZIP_MAGIC, BodyDecoder, UnsupportedEncoding
+from .decoding import GZIP, GZIP_MAGIC, GZIP_WBITS, BodyDecoder, UnsupportedEncoding
 from .replay import wait_until
 from .secrets import Redactor, safe_headers, secrets_in
 
@@ -45,6 +46,7 @@ PIECE = 64 * 1024  # the body is handed on in reads of this size, as a replay's 
 HAR_START = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"log"\s*:')
 TNETSTRING_START = re.compile(rb"(\d{1,12}):")  # match() anchors it where it is asked
 TNETSTRING_TAGS = b",;#^!~]}"
+MAX_INFLATED = 256 << 20  # a gzip'd body inflating past this is refused (a bomb)
 MAX_DEPTH = 64  # a flow nests a few levels; deeper is not a flow (and would exhaust the stack)
 # The body is already decoded (undone here) or counted anew (by the core).
 BODY_FRAMING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
@@ -77,6 +79,7 @@ class CaptureEntry:
     head_t: float | None = None  # seconds from the request to the response head
     end_t: float | None = None  # ... to the end of the body
     error: str | None = None  # why the exchange failed, where the capture says
+    unreadable: str | None = None  # why the body cannot be read from the capture
     notes: tuple[str, ...] = ()
 
     @property
@@ -122,6 +125,9 @@ class CaptureEntry:
             t=self.head_t,
         )
         arrived = self.end_t if self.end_t is not None else (self.head_t or 0.0)
+        if self.unreadable:  # the capture is at fault, not the stream: an error
+            yield TransportError(self.unreadable, arrived, UNREADABLE)
+            return
         for start in range(0, len(self.body), PIECE):
             yield BodyChunk(self.body[start : start + PIECE], arrived)
         if self.error:
@@ -242,11 +248,11 @@ def har_entry(entry: Any, number: int, name: str) -> CaptureEntry:
     request, response = _object(entry, "request", where), _object(entry, "response", where)
     started = _har_time(entry.get("startedDateTime"))
     head_t, end_t, timing_notes = har_timings(entry.get("timings"))
-    body, body_notes, error = har_body(_object(response, "content", where), response)
+    body, body_notes, unreadable = har_body(_object(response, "content", where))
     status = response.get("status")
     has_response = isinstance(status, int) and status > 0
     notes = (*timing_notes, *body_notes) if has_response else ()
-    error_text = response.get("_error") or error or None
+    error_text = response.get("_error")
     return CaptureEntry(
         number=number,
         method=str(request.get("method") or "GET"),
@@ -262,6 +268,7 @@ def har_entry(entry: Any, number: int, name: str) -> CaptureEntry:
         head_t=head_t,
         end_t=end_t,
         error=str(error_text) if error_text else None if has_response else NO_RESPONSE,
+        unreadable=unreadable or None,
         notes=notes,
     )
 
@@ -320,13 +327,15 @@ def har_request_body(post_data: Any) -> bytes | None:
     return text.encode("utf-8", errors="surrogatepass")
 
 
-def har_body(content: dict[str, Any], response: dict[str, Any]) -> tuple[bytes, list[str], str]:
+def har_body(content: dict[str, Any]) -> tuple[bytes, list[str], str]:
     """The response body's bytes, what was done to get them, and why they could not
     be got ("" when they could)."""
     text = content.get("text")
     size = content.get("size")
     if not isinstance(text, str) or not text:
-        received = f" ({size} bytes were received)" if isinstance(size, int) and size > 0 else ""
+        received = (
+            f", though {size} bytes were received" if isinstance(size, int) and size > 0 else ""
+        )
         return b"", [EMPTY_BODY.format(size=received)], ""
     notes: list[str] = []
     if content.get("encoding") == "base64":
@@ -345,11 +354,39 @@ def har_body(content: dict[str, Any], response: dict[str, Any]) -> tuple[bytes, 
 
 
 def ungzipped(data: bytes, notes: list[str]) -> tuple[bytes, list[str], str]:
-    try:
-        plain = b"".join([*BodyDecoder("gzip").decode(data), *BodyDecoder("gzip").flush()])
-    except zlib.error as exc:
-        return data, notes, f"the body begins as gzip but does not unzip: {exc}"
+    plain, problem = inflated(data, "gzip")
+    if problem:
+        return b"", notes, f"the body begins as gzip but does not unzip: {problem}"
     return plain, [*notes, "the body was stored gzip'd; unzipped"], ""
+
+
+def inflated(data: bytes, coding: str) -> tuple[bytes, str]:
+    """`data` gzip'd or deflated (zlib-wrapped or raw), inflated a bounded piece at a
+    time; and what is wrong with it ("" when nothing): a whole capture is in
+    memory, so a body that inflates past MAX_INFLATED is refused, not held."""
+    wbits = GZIP_WBITS if coding in GZIP else zlib.MAX_WBITS
+    if coding not in GZIP and not zlib_wrapped(data):
+        wbits = -zlib.MAX_WBITS
+    inflater, out = zlib.decompressobj(wbits), bytearray()
+    try:
+        while True:
+            piece = inflater.decompress(data, PIECE)
+            out += piece
+            if len(out) > MAX_INFLATED:
+                return b"", f"it inflates past {MAX_INFLATED >> 20} MiB"
+            data = inflater.unconsumed_tail
+            if inflater.eof and inflater.unused_data.startswith(GZIP_MAGIC) and wbits > 0:
+                inflater, data = zlib.decompressobj(wbits), inflater.unused_data  # next member
+            elif inflater.eof or (not data and len(piece) < PIECE):
+                break
+    except zlib.error as exc:
+        return b"", str(exc)
+    return (bytes(out), "") if inflater.eof else (b"", "it is cut short")
+
+
+def zlib_wrapped(data: bytes) -> bool:
+    """Does a deflate body start with a zlib header (RFC 1950), not raw deflate?"""
+    return len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
 
 
 def har_timings(timings: Any) -> tuple[float | None, float | None, list[str]]:
@@ -502,7 +539,8 @@ def flow_entry(flow: dict[str, Any], number: int, name: str) -> CaptureEntry:
         body=body,
         head_t=_since(started, response.get("timestamp_start")),
         end_t=_since(started, response.get("timestamp_end")),
-        error=failure or message,
+        error=message,
+        unreadable=failure or None,
         notes=tuple(notes),
     )
 
@@ -539,16 +577,15 @@ def flow_body(content: Any, headers: dict[str, str]) -> tuple[bytes, list[str], 
         return b"", [EMPTY_BODY.format(size="")], ""
     encoding = next((v for k, v in headers.items() if k.lower() == "content-encoding"), "")
     try:
-        decoder = BodyDecoder(encoding)
+        coding = BodyDecoder(encoding).coding
     except UnsupportedEncoding as exc:
-        return data, [], f"cannot decode the body: {exc}"
-    if decoder.coding is None:
+        return b"", [], f"cannot decode the body: {exc}"
+    if coding is None:
         return data, [], ""
-    try:
-        plain = b"".join([*decoder.decode(data), *decoder.flush()])
-    except zlib.error as exc:
-        return data, [], f"the body does not decode as {encoding}: {exc}"
-    return plain, [f"the body was sent {decoder.coding}-encoded; decoded"], ""
+    plain, problem = inflated(data, coding)
+    if problem:
+        return b"", [], f"the body does not decode as {encoding}: {problem}"
+    return plain, [f"the body was sent {coding}-encoded; decoded"], ""
 
 
 def _body_bytes(content: Any) -> bytes | None:
