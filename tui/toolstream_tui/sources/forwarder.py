@@ -31,7 +31,15 @@ import uvicorn
 import uvloop
 
 from ..command_line import prepare_descriptor_table, tune_garbage_collector
-from .base import BodyChunk, Clock, ResponseHead, Stopwatch, TransportError
+from .base import (
+    IDLE_TIMEOUT,
+    TRANSPORT,
+    BodyChunk,
+    Clock,
+    ResponseHead,
+    Stopwatch,
+    TransportError,
+)
 from .http import HttpRequest, describe_transport_error
 from .proxy import (
     TAP_CAP_BYTES,
@@ -478,7 +486,9 @@ class Relay:
         except (httpx.HTTPError, OSError) as exc:
             # Returning without completing the response makes uvicorn close the
             # connection: the client sees the same cut the proxy saw.
-            self.tap.put(TransportError(self._describe(exc), self.elapsed()))
+            idle = isinstance(exc, httpx.ReadTimeout) and self.idle_timeout is not None
+            kind = IDLE_TIMEOUT if idle else TRANSPORT
+            self.tap.put(TransportError(self._describe(exc), self.elapsed(), kind))
             return
         self.complete = True
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
