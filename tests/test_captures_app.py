@@ -79,6 +79,8 @@ async def test_a_capture_of_several_streams_opens_the_request_list(
             await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
             live = await live_state(stub, entry.url, entry.request_body)
             assert shown_calls(stream.watch.state) == shown_calls(live), (position, entry.url)
+            assert stream.status_bar.view.source == f"{entry.label(name)}"
+            assert stream.status_bar.view.source.endswith(NOT_TIMED)
             await pilot.press("escape")
             assert app.screen is screen
 

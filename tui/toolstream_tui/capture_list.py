@@ -20,21 +20,25 @@ from .sources.proxy import Exchange, Note, Tap, TapEnd
 
 if TYPE_CHECKING:
     from .app.proxy_app import ProxyApp
+    from .otlp.export import OtlpExport
 
 PROG = "toolstream-tui"
 # The worst first: a stream that failed, one cut short, one --fail-on flags.
 WORST_FIRST = (EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT)
 
 
-def capture_log(limits: Limits, dialect: str | None, tapes: bool) -> ProxyLog:
-    return ProxyLog(limits, dialect=dialect, keep=1 << 30, tapes=tapes)
+def capture_log(
+    limits: Limits, dialect: str | None, tapes: bool, otlp: OtlpExport | None = None
+) -> ProxyLog:
+    """`otlp`: each entry is sent as a span, as a proxied request is."""
+    return ProxyLog(limits, dialect=dialect, keep=1 << 30, tapes=tapes, otlp=otlp)
 
 
 def feed(log: ProxyLog, capture: Capture) -> None:
     """Every entry of the capture, in order, into the log as the proxy's requests
     (so entry N is request N), each already over."""
     for entry in capture.entries:
-        log.take(entry_tap(entry))
+        log.take(entry_tap(entry), entry.label(capture.name))
 
 
 def entry_tap(entry: CaptureEntry) -> Tap:
@@ -57,7 +61,7 @@ def entry_tap(entry: CaptureEntry) -> Tap:
 
 
 async def print_reports(capture: Capture, args: argparse.Namespace, fail_on: frozenset[str]) -> int:
-    log = capture_log(limits_of(args), args.dialect, tapes=False)
+    log = capture_log(limits_of(args), args.dialect, tapes=False, otlp=args.otlp_export)
     feed(log, capture)
     await log.wait_idle()
     codes = []
@@ -83,24 +87,29 @@ def worst(codes: Sequence[int]) -> int:
 
 
 async def run_list_app(capture: Capture, path: Path, args: argparse.Namespace) -> int:
-    app = await capture_app(capture, path, limits_of(args), args.dialect)
+    app = await capture_app(capture, path, limits_of(args), args.dialect, args.otlp_export)
     await app.run_async()
     return EXIT_OK
 
 
 async def capture_app(
-    capture: Capture, path: Path, limits: Limits, dialect: str | None = None
+    capture: Capture,
+    path: Path,
+    limits: Limits,
+    dialect: str | None = None,
+    otlp: OtlpExport | None = None,
 ) -> ProxyApp:
     """The request list on every entry of the capture, each already read."""
     from .app.proxy_app import ProxyApp  # Textual loads only for the UI
 
-    log = capture_log(limits, dialect, tapes=True)
+    log = capture_log(limits, dialect, tapes=True, otlp=otlp)
     streams = len(capture.streams)
     origin = (
         f"{capture.kind} file {path.name}: {streams} streaming of {len(capture.entries)} · "
         f"{NOT_TIMED}"
     )
     app = ProxyApp(log, str(path), capture.kind, origin=origin)
+    app.title = f"toolstream-tui: {path.name}"
     feed(log, capture)
     await log.wait_idle()
     if capture.streams:  # the first stream selected, not the newest entry (a favicon, often)

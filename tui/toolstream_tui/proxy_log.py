@@ -178,8 +178,9 @@ class ProxyLog:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def take(self, tap: Tap) -> None:
-        """A new request (called on this log's loop by the proxy server)."""
+    def take(self, tap: Tap, label: str | None = None) -> None:
+        """A new request (called on this log's loop by the proxy server). `label`:
+        what its stream is called, secrets already redacted (default: its URL)."""
         exchange = tap.exchange
         request = HttpRequest(
             url=exchange.url, method=exchange.method, headers=exchange.headers, body=exchange.body
@@ -193,7 +194,7 @@ class ProxyLog:
             path=redactor.url(exchange.path),
             started_at=exchange.started_at,
             started=exchange.started,
-            session=self.limits.session(sent.url, self.dialect, live=False),
+            session=self.limits.session(label or sent.url, self.dialect, live=False),
             tape=Tape(sent.url) if self.tapes else None,
             recording=Path(exchange.recording) if exchange.recording else None,
             model=model,
