@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import httpx
 import uvicorn
 import uvloop
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..command_line import prepare_descriptor_table, tune_garbage_collector
 from .base import (
@@ -42,6 +43,7 @@ from .base import (
 )
 from .http import HttpRequest, describe_transport_error
 from .proxy import (
+    HEADER_TIMEOUT_S,
     TAP_CAP_BYTES,
     Exchange,
     Note,
@@ -56,7 +58,7 @@ from .secrets import Redactor, secrets_in
 from .turns import Turns
 from .upstream import UpstreamBody, transport_for
 
-MAX_CONNECTIONS = 1000  # past this, new connections get uvicorn's 503
+MAX_CONNECTIONS = 4096  # past this, new connections get uvicorn's 503
 FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
 FLUSH_POLL_S = 0.01
 TAP_BATCH_S = 0.01  # the watcher's screen redraws far less often than this
@@ -641,6 +643,44 @@ class Gap:
     announced: bool = False  # the WatchGap has gone to the watcher
 
 
+class HeadTimedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 connection, closed when a request's head has not come
+    whole within `head_timeout` seconds of the connection opening or of the last
+    response ending: uvicorn waits forever for a head that arrives in pieces, and
+    a thousand clients that send half a request (slowloris) would hold a thousand
+    connections, up to the limit past which everyone gets a 503."""
+
+    head_timeout = HEADER_TIMEOUT_S
+    _head_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._wait_for_a_head()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._wait_for_a_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+        super().connection_lost(exc)
+
+    def _wait_for_a_head(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+        self._head_deadline = self.loop.call_later(self.head_timeout, self._head_late)
+
+    def _head_late(self) -> None:
+        # As uvicorn's own shutdown tells an idle connection from a busy one.
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.close()
+
+
+def head_timed(seconds: float) -> type[HeadTimedH11]:
+    return type("HeadTimedH11", (HeadTimedH11,), {"head_timeout": seconds})
+
+
 class PipeFeed(asyncio.Protocol):
     """Frames to the watching process down a pipe, written by the forwarder's own
     loop: a write never waits (asyncio keeps what the pipe cannot take yet), and
@@ -769,7 +809,7 @@ class Forwarder:
         config = self.config
         return uvicorn.Config(
             self._dispatch,
-            http="h11",
+            http=head_timed(config.header_timeout),
             interface="asgi3",
             ws="none",
             lifespan="off",

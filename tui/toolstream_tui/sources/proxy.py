@@ -31,6 +31,7 @@ MAX_REQUEST_BYTES = 64 << 20  # a request with a few images inlined as base64 fi
 MAX_HEADER_BYTES = 64 << 10  # the request line and headers together
 SHUTDOWN_GRACE_S = 5.0  # requests still streaming at shutdown get this long (--drain)
 CONNECT_TIMEOUT_S = 60.0
+HEADER_TIMEOUT_S = 10.0  # a connection without a whole request head this long is closed
 TAP_CAP_BYTES = 64 << 20  # frames held for a watcher that does not read; past it, dropped
 FRAME_LENGTH = struct.Struct(">I")  # the size of the rest of a frame
 CHUNK_HEAD = struct.Struct(">IcId")  # length, kind, request id, arrival time
@@ -76,6 +77,7 @@ class ProxyConfig:
     connect_timeout: float = CONNECT_TIMEOUT_S
     idle_timeout: float | None = None  # cut an upstream silent this long (None: never)
     shutdown_grace: float = SHUTDOWN_GRACE_S
+    header_timeout: float = HEADER_TIMEOUT_S
     record_dir: str | None = None  # the forwarder records each request here
     tap_cap_bytes: int = TAP_CAP_BYTES
 
