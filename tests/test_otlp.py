@@ -226,3 +226,28 @@ def test_docs_page_names_every_attribute_the_span_carries(
     names |= {event.name for event in span.events}
     missing = sorted(name for name in names if f"`{name}`" not in page)
     assert missing == []
+
+
+CAPTURES = Path(__file__).resolve().parent / "data" / "captures"
+CAPTURE_SECRET = "sk-capture-secret-0123456789abcdef"  # its requests' Authorization
+
+
+def test_a_capture_sends_a_span_per_model_request(cli: CliRunner, receiver: Receiver) -> None:
+    """Playwright's HAR: four streaming POSTs (each sent, with the Authorization the
+    HAR keeps nowhere in them) and a GET of a JSON listing (not a model call)."""
+    result = cli("--headless", "--otlp", receiver.url, "--replay", str(CAPTURES / "playwright.har"))
+    assert "--otlp: 4 spans sent" in result.stderr, result.stderr
+    spans = sorted(receiver.wait_for_spans(4), key=lambda span: span.start_unix_nano)
+    assert [span.attributes["gen_ai.provider.name"] for span in spans] == [
+        "openai",
+        "anthropic",
+        "gcp.gemini",
+        "openai",
+    ]
+    gemini = spans[2]
+    assert (gemini.name, gemini.attributes["gen_ai.operation.name"]) == (
+        "generate_content stub-model",
+        "generate_content",
+    )
+    assert spans[3].attributes["toolstream.status"] == "truncated"
+    assert CAPTURE_SECRET.encode() not in b"".join(receiver.bodies)

@@ -466,7 +466,12 @@ def watch(args: argparse.Namespace) -> int:
     if isinstance(source, CaptureList):
         from .capturing import watch_list
 
-        return watch_list(source, args, fail_on)
+        args.otlp_export = otlp  # each entry is sent as a span
+        code = watch_list(source, args, fail_on)
+        if otlp is not None:
+            otlp.close()
+            print(f"{PROG}: {otlp.summary()}", file=sys.stderr)
+        return code
     if args.headless:
         return run_headless(
             source, args.record, args.dialect, limits_of(args), args.bundle, fail_on, otlp

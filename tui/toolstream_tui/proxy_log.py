@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from .core import StreamSession, build_report
-from .otlp.watching import StreamSpan
+from .otlp.watching import StreamSpan, is_model_call
 from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
@@ -264,6 +264,8 @@ class ProxyLog:
 
     def _send_span(self, record: RequestRecord) -> None:
         if self.otlp is None or record.span is None:
+            return
+        if not is_model_call(record.method, record.session):
             return
         try:
             record.span.submit(self.otlp, record.session)

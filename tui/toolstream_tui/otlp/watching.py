@@ -76,6 +76,14 @@ class StreamSpan:
         export.submit(self.plan(session), self.started_ns)
 
 
+def is_model_call(method: str, session: StreamSession) -> bool:
+    """Whether a request through the proxy (or in a capture) is a model's: a POST
+    (every provider's API), or a GET answered with Server-Sent Events (a browser's
+    EventSource). A page, an icon or a listing (even a JSON array, which the core
+    would read as a stream) is not sent as a span."""
+    return method.upper() == "POST" or session.mode == "sse"
+
+
 def redactor_of(source: Any) -> Redact | None:
     """The source's own redaction of its request's secrets, where it has one."""
     redactor = getattr(source, "redactor", None)
