@@ -83,6 +83,8 @@ HOP_BY_HOP = frozenset(
 NOT_FORWARDED = frozenset({"host", "content-length", "expect"})
 DELIBERATE_CUT = "ASGI callable returned without completing response."
 DRAIN_OVER = "timeout graceful shutdown exceeded"
+# What uvicorn says of an upgrade it will not make; the proxy's 501 says it to the client.
+UPGRADE_LINES = ("Unsupported upgrade request.", "No supported WebSocket library detected.")
 WATCHER_GONE = (
     "toolstream-tui proxy: the watching process is gone; the forwarder takes no new "
     "connections, lets the requests in flight end (up to {drain:g} s) and exits"
@@ -139,6 +141,13 @@ def connection_tokens(headers: Iterable[tuple[str, str]]) -> frozenset[str]:
         if name.lower() == "connection"
         for token in value.split(",")
     )
+
+
+def upgrade_asked(headers: list[tuple[str, str]]) -> str | None:
+    """The protocol a request asks to switch to (`Upgrade`, named in `Connection`)."""
+    if "upgrade" not in connection_tokens(headers):
+        return None
+    return next((value for name, value in headers if name.lower() == "upgrade"), None)
 
 
 def end_to_end(
@@ -217,6 +226,13 @@ class ProxyApp:
                 "headers_too_large",
                 f"the request line and headers are over the proxy's limit of "
                 f"{self.config.max_header_bytes} bytes; not forwarded",
+            )
+        elif upgrade := upgrade_asked(headers):
+            refusal = proxy_error(
+                501,
+                "upgrade_not_forwarded",
+                f"the proxy does not pass protocol upgrades ({upgrade}: a WebSocket, such as "
+                "the Realtime API); connect this client to the upstream directly",
             )
         try:
             body = b"" if refusal else await self._read_body(receive)
@@ -611,6 +627,8 @@ class _Quiet(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
+        if message.startswith(UPGRADE_LINES):
+            return False
         return message != DELIBERATE_CUT and not message.endswith(DRAIN_OVER)
 
 
