@@ -17,6 +17,7 @@ from toolstream_tui.otlp.spans import (
     ARGUMENTS_CHARS,
     CUT_MARK,
     MAX_EVENTS,
+    REDACT_MARGIN,
     RequestFacts,
     span_plan,
 )
@@ -145,6 +146,24 @@ def test_a_secret_across_the_cap_is_redacted_before_the_cut() -> None:
     sent = str(call.attributes["gen_ai.tool.call.arguments"])
     assert sent.startswith("x" * (ARGUMENTS_CHARS - 6) + REDACTED[:5])
     assert "sk-" not in sent
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "x" * (ARGUMENTS_CHARS - 6) + SECRET + "y" * 2 * REDACT_MARGIN,
+        "x" * (ARGUMENTS_CHARS + REDACT_MARGIN - 5) + SECRET + "y" * 10,  # the secret cut
+        SECRET * (2 * REDACT_MARGIN // len(SECRET)),  # redaction shrinks it past the cap
+    ],
+    ids=["after-the-cap", "cut-by-the-redacted-start", "shrunk-by-redaction"],
+)
+def test_long_arguments_are_redacted_from_their_start_only(raw: str) -> None:
+    plan = span_plan(report_with_arguments(raw), redact=Redactor([SECRET]).text)
+    [call] = [e for e in plan.events if e.name.endswith("call")]
+    sent = str(call.attributes["gen_ai.tool.call.arguments"])
+    assert len(sent) <= ARGUMENTS_CHARS and sent.endswith(CUT_MARK)
+    assert "sk-" not in sent and "SECRET" not in sent
+    assert call.attributes["toolstream.tool_call.arguments_chars"] == len(raw)
 
 
 def test_every_text_is_redacted() -> None:

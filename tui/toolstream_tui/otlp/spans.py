@@ -26,6 +26,8 @@ EventTime = Callable[[int], float | None]  # when wire event N arrived (`StreamS
 
 ARGUMENTS_CHARS = 4096  # a call's arguments on its event, at most
 DETAIL_CHARS = 1024  # an anomaly's detail, an error message
+# Longer than any secret spelled with JSON escapes (9 characters for each of its own).
+REDACT_MARGIN = 16 * 1024
 MAX_EVENTS = 128  # the SDK's default limit of events per span: past it they would vanish
 CUT_MARK = "…"
 # The provider each dialect speaks for (the conventions' well-known values; Ollama
@@ -218,7 +220,7 @@ def _call_event(call: Mapping[str, Any], timing: Mapping[str, Any], redact: Reda
         "toolstream.tool_call.index": int(call.get("index") or 0),
         **_some("gen_ai.tool.call.id", call.get("id")),
         **_some("gen_ai.tool.name", call.get("name")),
-        "gen_ai.tool.call.arguments": _cut(redact(raw), ARGUMENTS_CHARS),
+        "gen_ai.tool.call.arguments": _redacted_cut(raw, ARGUMENTS_CHARS, redact),
         "toolstream.tool_call.arguments_chars": len(raw),
         "toolstream.tool_call.fragments": int(call.get("fragments") or 0),
         **_some("toolstream.tool_call.first_argument_byte", timing.get("first_fragment")),
@@ -244,7 +246,9 @@ def _anomaly_event(anomaly: Mapping[str, Any], at: float, redact: Redact) -> Spa
     index = anomaly.get("index")
     attributes: Attributes = {
         "toolstream.anomaly.kind": str(anomaly.get("kind")),
-        "toolstream.anomaly.detail": _cut(redact(str(anomaly.get("detail") or "")), DETAIL_CHARS),
+        "toolstream.anomaly.detail": _redacted_cut(
+            str(anomaly.get("detail") or ""), DETAIL_CHARS, redact
+        ),
         "toolstream.anomaly.count": int(anomaly.get("count") or 1),
         **_some("toolstream.anomaly.tool_call_index", index),
         **_some("toolstream.anomaly.wire_event", anomaly.get("event")),
@@ -254,7 +258,7 @@ def _anomaly_event(anomaly: Mapping[str, Any], at: float, redact: Redact) -> Spa
 
 def _error(report: Mapping[str, Any], redact: Redact) -> str | None:
     if report.get("status") == "error":
-        return _cut(redact(str(report.get("error") or "the request failed")), DETAIL_CHARS)
+        return _redacted_cut(str(report.get("error") or "the request failed"), DETAIL_CHARS, redact)
     return None
 
 
@@ -269,7 +273,18 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _cut_or_none(text: Any, redact: Redact) -> str | None:
-    return None if text is None else _cut(redact(str(text)), DETAIL_CHARS)
+    return None if text is None else _redacted_cut(str(text), DETAIL_CHARS, redact)
+
+
+def _redacted_cut(text: str, limit: int, redact: Redact) -> str:
+    """`text` redacted, then cut to `limit`. Only its start is redacted (megabytes
+    of arguments would hold the loop for a while), and the last REDACT_MARGIN
+    characters of that start are never kept: a secret may begin there, cut."""
+    if len(text) <= limit + REDACT_MARGIN:
+        return _cut(redact(text), limit)
+    start = redact(text[: limit + REDACT_MARGIN])
+    kept = start[: max(0, len(start) - REDACT_MARGIN)]
+    return kept[: limit - len(CUT_MARK)] + CUT_MARK  # cut, whatever its length now
 
 
 def _redacted(attributes: Attributes, redact: Redact) -> Attributes:
