@@ -325,3 +325,42 @@ def test_a_deflated_flow_body_is_inflated_zlib_wrapped_or_raw(wrapped: bool) -> 
 def test_a_flow_body_in_an_encoding_not_read_is_an_error_with_why() -> None:
     plain, _, problem = captures.flow_body(b"\x0b\x02\x80", {"Content-Encoding": "br"})
     assert plain == b"" and problem == "cannot decode the body: unsupported Content-Encoding: br"
+
+
+def test_timings_that_are_not_finite_numbers_count_as_zero() -> None:
+    """JSON can say Infinity: a replay must never wait for ever on it."""
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    timings = document["log"]["entries"][1]["timings"]
+    timings.update(blocked=5, dns=-1, connect=-1, ssl=-1, send=True, wait=float("inf"))
+    timings.update(receive="12")
+    entry = read_capture(json.dumps(document).encode(), "t.har").streams[0]
+    assert (entry.head_t, entry.end_t) == (0.005, 0.005)
+
+
+def tnetstring(value: Any) -> bytes:
+    """`value` as a tnetstring, as mitmproxy writes flows (for flows made in tests)."""
+    if value is None:
+        return b"0:~"
+    if isinstance(value, bool):
+        word = b"true" if value else b"false"
+        return b"%d:%s!" % (len(word), word)
+    if isinstance(value, dict):
+        items = [tnetstring(part) for pair in value.items() for part in pair]
+        return b"%d:%s}" % (sum(map(len, items)), b"".join(items))
+    if isinstance(value, list):
+        items = [tnetstring(item) for item in value]
+        return b"%d:%s]" % (sum(map(len, items)), b"".join(items))
+    kinds = {int: b"#", float: b"^", bytes: b",", str: b";"}
+    payload = value if isinstance(value, bytes) else str(value).encode()
+    return b"%d:%s%s" % (len(payload), payload, kinds[type(value)])
+
+
+@pytest.mark.parametrize("status", ["200", [], True, None])
+def test_a_flow_response_without_a_status_code_is_an_error_with_why(status: Any) -> None:
+    flow, _ = tnetstring_value((DATA / "mitmdump.flows").read_bytes(), 0, 0)
+    assert tnetstring_value(tnetstring(flow), 0, 0)[0] == flow, "the test's writer"
+    flow["response"]["status_code"] = status
+    entry = read_capture(tnetstring(flow), "f.flows").entries[0]
+    assert entry.status is None and entry.error == "the flow's response has no status code"
+    items = list(entry.items())
+    assert items[-1].message == entry.error

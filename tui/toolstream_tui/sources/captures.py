@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import zlib
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -250,7 +251,7 @@ def har_entry(entry: Any, number: int, name: str) -> CaptureEntry:
     head_t, end_t, timing_notes = har_timings(entry.get("timings"))
     body, body_notes, unreadable = har_body(_object(response, "content", where))
     status = response.get("status")
-    has_response = isinstance(status, int) and status > 0
+    has_response = _status(status) is not None and status > 0
     notes = (*timing_notes, *body_notes) if has_response else ()
     error_text = response.get("_error")
     return CaptureEntry(
@@ -397,7 +398,8 @@ def har_timings(timings: Any) -> tuple[float | None, float | None, list[str]]:
 
     def phase(key: str) -> float:
         value = timings.get(key)
-        return float(value) if isinstance(value, int | float) and value > 0 else 0.0
+        milliseconds = _number(value)
+        return milliseconds if milliseconds is not None and milliseconds > 0 else 0.0
 
     # "ssl" is part of "connect" (HAR 1.2), so it is not added again.
     head = sum(phase(key) for key in ("blocked", "dns", "connect", "send", "wait")) / 1000
@@ -525,6 +527,9 @@ def flow_entry(flow: dict[str, Any], number: int, name: str) -> CaptureEntry:
         )
     headers = header_dict(flow_headers(response.get("headers")))
     body, notes, failure = flow_body(response.get("content"), headers)
+    status = _status(response.get("status_code"))
+    if status is None:
+        message = message or "the flow's response has no status code"
     return CaptureEntry(
         number=number,
         method=_text(request["method"]),
@@ -532,7 +537,7 @@ def flow_entry(flow: dict[str, Any], number: int, name: str) -> CaptureEntry:
         request_headers=header_dict(flow_headers(request.get("headers"))),
         request_body=_body_bytes(request.get("content")),
         started_at=started,
-        status=int(response.get("status_code") or 0),
+        status=status,
         reason=_text(response.get("reason")),
         response_headers=headers,
         content_type=next((v for k, v in headers.items() if k.lower() == "content-type"), ""),
@@ -596,8 +601,16 @@ def _body_bytes(content: Any) -> bytes | None:
     return None
 
 
+def _status(value: Any) -> int | None:
+    """A flow's status code; None when it has none (a response the flow cannot give)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A finite number (JSON can say Infinity; a wait must never be endless)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def _since(start: float | None, value: Any) -> float | None:
