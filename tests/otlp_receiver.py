@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -98,7 +99,7 @@ class Receiver:
             self.requests += 1
             self._changed.notify_all()
         self._released.wait()
-        if handler.path != TRACES_PATH:
+        if urlsplit(handler.path).path != TRACES_PATH:
             handler.send_response(404)
             handler.end_headers()
             return

@@ -251,3 +251,24 @@ def test_a_capture_sends_a_span_per_model_request(cli: CliRunner, receiver: Rece
     )
     assert spans[3].attributes["toolstream.status"] == "truncated"
     assert CAPTURE_SECRET.encode() not in b"".join(receiver.bodies)
+
+
+RECEIVER_SECRETS = ["pw-secret-123", "tok-secret-456", "hdr-secret-789"]
+
+
+@pytest.mark.parametrize("answering", [True, False], ids=["receiver-up", "receiver-down"])
+def test_the_receivers_credentials_are_never_shown(
+    cli: CliRunner, receiver: Receiver, monkeypatch: pytest.MonkeyPatch, answering: bool
+) -> None:
+    """A password or a key in the --otlp URL, or the exporter's headers from the
+    environment, are not in what is said on stderr (sent or failed)."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=hdr-secret-789")
+    port = receiver.url.rpartition(":")[2]
+    if not answering:
+        receiver.__exit__(None, None, None)
+    url = f"http://user:pw-secret-123@127.0.0.1:{port}?token=tok-secret-456"
+    result = cli("--headless", "--otlp", url, "--scenario", "demo", "--speed", "0")
+    assert result.returncode == 0
+    assert ("--otlp: 1 span sent" in result.stderr) is answering, result.stderr
+    assert "--otlp:" in result.stderr
+    assert [secret for secret in RECEIVER_SECRETS if secret in result.stderr] == []

@@ -12,13 +12,16 @@ interface."""
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ..sources.secrets import Redactor, secrets_in
 from . import OtlpUnavailable
 from .spans import SpanPlan
 
@@ -31,6 +34,8 @@ BATCH_SPANS = 512  # spans per request to the receiver, at most
 EXPORT_TIMEOUT_S = 5.0  # one batch to the receiver, the SDK's retries included
 CLOSE_WAIT_S = 2.0  # at exit, how long what is queued may take to leave
 TRACES_PATH = "/v1/traces"
+# Where the exporter reads the receiver's headers (an API key, for a hosted backend).
+HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
 SERVICE_NAME = "toolstream-tui"
 INSTALL_HINT = "pip install 'toolstream-tui[otlp]'"
 _STOP = object()
@@ -74,6 +79,8 @@ class OtlpExport:
         exporter: SpanExporter | None = None,
     ) -> None:
         self.endpoint = traces_endpoint(url)
+        self._redactor = Redactor(receiver_secrets(self.endpoint, os.environ))
+        self.shown_endpoint = shown_url(self.endpoint, self._redactor)
         sdk = _sdk()
         self.counts = ExportCounts()
         self.last_failure: str | None = None
@@ -128,8 +135,8 @@ class OtlpExport:
         counts = self.counts
         spans = f"{counts.submitted} span{'s' * (counts.submitted != 1)}"
         if counts.sent == counts.submitted:
-            return f"--otlp: {spans} sent to {self.endpoint}"
-        parts = [f"--otlp: {counts.sent} of {spans} sent to {self.endpoint}"]
+            return f"--otlp: {spans} sent to {self.shown_endpoint}"
+        parts = [f"--otlp: {counts.sent} of {spans} sent to {self.shown_endpoint}"]
         if counts.dropped:
             parts.append(f"{counts.dropped} dropped (the queue of {self.queue_spans} was full)")
         if counts.failed:
@@ -137,7 +144,7 @@ class OtlpExport:
         if counts.unsent:
             parts.append(f"{counts.unsent} still unsent when the wait at exit ended")
         if self.last_failure:
-            parts.append(f"last complaint: {self.last_failure}")
+            parts.append(f"last complaint: {self._redactor.text(self.last_failure)}")
         return "; ".join(parts)
 
     def _send(self) -> None:
@@ -165,6 +172,28 @@ class OtlpExport:
                 self.counts.sent += len(spans)
             else:
                 self.counts.failed += len(spans)
+
+
+def receiver_secrets(endpoint: str, environ: Mapping[str, str]) -> list[str]:
+    """What may authenticate to the receiver, never to be shown: the URL's password
+    and key-like query values, and the values of the exporter's header variables."""
+    found = secrets_in(endpoint, {})
+    password = urlsplit(endpoint).password
+    if password:
+        found.append(password)
+    for name in HEADER_VARIABLES:
+        for pair in environ.get(name, "").split(","):
+            value = unquote(pair.partition("=")[2].strip())
+            if value:  # as an auth header's: a "Bearer …" value's credential too
+                found += secrets_in("", {"authorization": value})
+    return found
+
+
+def shown_url(endpoint: str, redactor: Redactor) -> str:
+    """The endpoint as said to the user: no user or password, no key."""
+    parts = urlsplit(endpoint)
+    host = parts.netloc.rpartition("@")[2]
+    return redactor.url(urlunsplit(parts._replace(netloc=host)))
 
 
 def _at(start_ns: int, seconds: float) -> int:
