@@ -14,7 +14,7 @@ from streaming import chunk, run, sse, tc
 from toolstream_tui.app.screenshot import render_screenshot
 from toolstream_tui.app.widgets.arguments_tree import value_label
 from toolstream_tui.bundle import REPORT, write_bundle
-from toolstream_tui.core import strict_json
+from toolstream_tui.core import StreamSession, build_report, strict_json
 from toolstream_tui.core.dialects.base import compact_json
 from toolstream_tui.core.report import printable_json
 from toolstream_tui.core.strict_json import MAX_INTEGER_DIGITS, loads, loads_envelope
@@ -223,3 +223,30 @@ def test_a_text_too_long_for_orjson_reads_the_same(
     expected = read()
     monkeypatch.setattr(strict_json, "ORJSON_MOST", 0)  # every text is "too long"
     assert read() == expected
+
+
+@pytest.mark.parametrize("cut", [None, 40, 1])
+def test_a_cohere_index_past_64_bits_is_exact_however_the_reads_are_cut(cut: int | None) -> None:
+    """The framer looks for runs of 19 digits once per read (not per event): an index
+    of 2**64 still finds its call, whichever read brings its digits."""
+    big = 2**64
+    start = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}
+    delta = {"function": {"arguments": '{"a": 1}'}}
+    events = [
+        {"type": "tool-call-start", "index": big, "delta": {"message": {"tool_calls": start}}},
+        {"type": "tool-call-delta", "index": big, "delta": {"message": {"tool_calls": delta}}},
+        {"type": "tool-call-end", "index": big},
+        {"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}},
+    ]
+    body = b"".join(
+        f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in events
+    )
+    reads = [body] if cut is None else [body[at : at + cut] for at in range(0, len(body), cut)]
+    session = StreamSession("test", live=False)
+    session.open(200, "text/event-stream")
+    for read in reads:
+        session.feed(read, 0.1)
+    session.close(0.2)
+    report = build_report(session.state)
+    assert [(c["name"], c["arguments"]) for c in report["tool_calls"]] == [("f", {"a": 1})]
+    assert [a["kind"] for a in report["anomalies"]] == ["index-out-of-range"]

@@ -322,3 +322,32 @@ def test_the_event_limit_does_not_depend_on_where_reads_are_cut(
     assert limited(limit, *pieces) == limited(limit, body)
     _, oversized, _ = limited(limit, body)
     assert oversized == any(len(b"data: ") + size > limit for size in sizes)
+
+
+# -- the fast paths ---------------------------------------------------------------------
+
+LINE_BYTES = st.binary(max_size=12).filter(lambda b: b"\n" not in b and b"\r" not in b)
+
+
+@given(LINE_BYTES, LINE_BYTES)
+def test_an_event_line_then_a_data_line_decodes_as_the_general_rules_do(
+    kind: bytes, data: bytes
+) -> None:
+    """`event: X` then `data: Y` takes a shortcut; an ignored field between them
+    sends the same event through the line-by-line rules."""
+    shortcut = events(b"event: " + kind + b"\ndata: " + data + b"\n\n")
+    general = events(b"event: " + kind + b"\nignored\ndata: " + data + b"\n\n")
+    assert shortcut == general
+
+
+def test_a_read_says_whether_its_events_hold_a_run_of_19_digits() -> None:
+    decoder = SSEDecoder()
+    decoder.feed(b'data: {"n": 123456789012345678}\n\n')  # 18 digits
+    assert decoder.long_digit_runs is False
+    decoder.feed(b'data: {"n": 1234567890')  # the run arrives in two reads,
+    assert decoder.feed(b'123456789}\n\ndata: {"m": 1}\n\n')  # dispatched with the second
+    assert decoder.long_digit_runs is True
+    decoder.feed(b'data: {"m": 2}\n\n')
+    assert decoder.long_digit_runs is False
+    decoder.close()
+    assert decoder.long_digit_runs is True  # not looked at

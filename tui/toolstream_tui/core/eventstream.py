@@ -65,6 +65,7 @@ class EventStreamDecoder:
         self.oversized = False  # a frame (or the undecodable rest) past max_event_bytes
         self.broken = False  # a frame could not be read: the rest is trailing
         self.invalid_tail = False
+        self.long_digit_runs = True  # not looked for
         self.dispatched = 0
         # What went wrong, for `frame-invalid`: each with the number of the frame after
         # which it is told (a frame's own problem after it, a break after the last frame).

@@ -22,6 +22,7 @@ import sys
 from typing import Protocol
 
 from .sse import BOM, SSEEvent, SSEItem
+from .strict_json import has_long_digit_run
 
 NDJSON_TYPES = frozenset(
     {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonl"}
@@ -33,6 +34,9 @@ class Framer(Protocol):
 
     oversized: bool
     invalid_tail: bool  # the undispatched tail held bytes that are not UTF-8
+    # False: no run of 19 digits in the events the latest feed returned (so strict_json
+    # need not look for one in each: see `loads`); True when not known
+    long_digit_runs: bool
 
     def feed(self, chunk: bytes) -> list[SSEItem]: ...
 
@@ -67,6 +71,7 @@ class LineDecoder(NoProblems):
         self.oversized = False
         self.invalid_tail = False
         self.dispatched = 0
+        self.long_digit_runs = True
         self._buffer = bytearray()
         self._at_start = True
 
@@ -87,8 +92,10 @@ class LineDecoder(NoProblems):
         if end < 0:
             self.oversized = len(buffer) > self.max_event_bytes
             return []
-        lines = bytes(buffer[:end]).split(b"\n")
+        complete = bytes(buffer[:end])
         del buffer[: end + 1]
+        self.long_digit_runs = has_long_digit_run(complete)
+        lines = complete.split(b"\n")
         items: list[SSEItem] = []
         for position, line in enumerate(lines):
             if len(line) > self.max_event_bytes:
@@ -110,6 +117,7 @@ class LineDecoder(NoProblems):
         servers end that way); past the limit, the rest is the trailing text."""
         tail = bytes(self._buffer)
         self._buffer.clear()
+        self.long_digit_runs = True
         if self.oversized:
             text, valid = decode_utf8(tail)
             self.invalid_tail = not valid
@@ -135,6 +143,7 @@ class JSONArrayDecoder(NoProblems):
         self.max_event_bytes = max_event_bytes
         self.oversized = False
         self.invalid_tail = False
+        self.long_digit_runs = True  # not looked for
         self.dispatched = 0
         self.opened = False  # the array's `[` arrived
         self.closed = False  # and its `]`

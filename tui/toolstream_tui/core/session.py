@@ -308,7 +308,9 @@ class StreamSession:
     def _take_sse(self, items: list[Any], t: float) -> None:
         state = self.state
         live = state.live
-        on_event = self.dialect.current.on_event
+        dialect = self.dialect.current
+        dialect.long_digit_runs = self.decoder.long_digit_runs
+        on_event = dialect.on_event
         per_event = self.mode == "eventstream"  # only frames can be invalid one by one
         for item in items:
             if type(item) is SSEComment:

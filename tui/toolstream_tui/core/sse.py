@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
+from .strict_json import has_long_digit_run
+
 BOM = b"\xef\xbb\xbf"
 
 
@@ -62,6 +64,9 @@ class SSEDecoder:
         self.dispatched = 0
         self.invalid_tail = False  # the undispatched tail held bytes that are not UTF-8
         self._block_valid = True
+        # False: no run of 19 digits in the events the latest feed returned (so
+        # strict_json need not look for one in each: see `loads`)
+        self.long_digit_runs = True
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
         chunk = self._normalise(chunk)
@@ -86,12 +91,20 @@ class SSEDecoder:
             blocks = self._before_oversized(blocks)
         elif len(buffer) > limit:
             self._check_pending()
+        self.long_digit_runs = has_long_digit_run(complete)
         items: list[SSEItem] = []
         for block in blocks:
-            if block[:6] == b"data: " and b"\n" not in block:  # the usual event, fast
+            line_end = block.find(b"\n")
+            if block[:6] == b"data: " and line_end < 0:  # the usual event, fast
                 self.dispatched += 1
                 data, valid = self._decode(block[6:])
                 items.append(SSEEvent(self.dispatched, "", data, self._last_id, None, valid))
+            elif block[:7] == b"event: " and _one_data_line(block, line_end):  # typed, fast
+                self.dispatched += 1
+                kind, kind_valid = self._decode(block[7:line_end])
+                data, valid = self._decode(block[line_end + 7 :])
+                valid = valid and kind_valid
+                items.append(SSEEvent(self.dispatched, kind, data, self._last_id, None, valid))
             else:
                 self._take_block(block, items)
         return items
@@ -122,6 +135,7 @@ class SSEDecoder:
         never got its blank line (not dispatched)."""
         tail, valid = self._decode(bytes(self._buffer))
         self.invalid_tail = not valid
+        self.long_digit_runs = True
         self._buffer.clear()
         items: list[SSEItem] = []
         unterminated = []
@@ -200,3 +214,8 @@ class SSEDecoder:
             self._data = []
         self._event_type = ""
         self._retry = None
+
+
+def _one_data_line(block: bytes, line_end: int) -> bool:
+    """Is the line after the first (which ends at `line_end`) a `data: ` line, and the last?"""
+    return block[line_end + 1 : line_end + 7] == b"data: " and block.find(b"\n", line_end + 1) < 0

@@ -94,6 +94,10 @@ def loads_envelope(text: str | bytes) -> Any:
 
 def has_long_digit_run(text: str | bytes) -> bool:
     """Whether 19 ASCII digits follow one another anywhere in `text`."""
+    if len(text) <= _WINDOW:  # one window: no slicing (most events are this short)
+        if isinstance(text, str):
+            text = text.encode("utf-8", "surrogatepass")
+        return _LONG_RUN in text.translate(_DIGITS_AS_ZEROS)
     overlap = len(_LONG_RUN) - 1
     for start in range(0, len(text), _WINDOW):
         window = text[max(0, start - overlap) : start + _WINDOW]
@@ -104,8 +108,10 @@ def has_long_digit_run(text: str | bytes) -> bool:
     return False
 
 
-def loads(text: str | bytes) -> Any:
-    if has_long_digit_run(text):
+def loads(text: str | bytes, long_digit_runs: bool = True) -> Any:
+    """`long_digit_runs=False`: the caller found no run of 19 digits in a text that
+    holds this one (a framer looks at each read once, not at each of its events)."""
+    if long_digit_runs and has_long_digit_run(text):
         return _stdlib_loads(text)
     if len(text) <= ORJSON_MOST:
         try:

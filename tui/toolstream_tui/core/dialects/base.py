@@ -65,6 +65,9 @@ class Dialect:
 
     name = "?"
     anomaly_kinds: frozenset[str] = frozenset()  # kinds only this dialect names
+    # False while the events being handled hold no run of 19 digits (the session sets
+    # it from the framer for each batch): `payload` then decodes them without looking
+    long_digit_runs = True
 
     @classmethod
     def claims_head(cls, media_type: str, headers: Mapping[str, str]) -> bool:
@@ -149,7 +152,7 @@ class Dialect:
     def payload(self, event: SSEEvent) -> dict[str, Any] | None:
         """The event's data as a JSON object, or None (noted) when it is not one."""
         try:
-            value = loads(event.data)
+            value = loads(event.data, self.long_digit_runs)
         except ValueError:
             self.note("data-not-json", None, f"event {event.number}: {excerpt(event.data)!r}")
             return None
