@@ -165,12 +165,17 @@ def test_it_listens_on_loopback_port_8787_unless_told_otherwise() -> None:
     assert (config.host, config.port) == ("127.0.0.1", 8787)
 
 
-def test_a_non_loopback_address_is_warned_about(stub: StubServer) -> None:
-    with proxy_process("--upstream", stub.base_url, "--headless", "--listen", "0.0.0.0:0") as proxy:
+def test_a_non_loopback_address_is_allowed_explicitly_and_warned_about(stub: StubServer) -> None:
+    with proxy_process(
+        "--upstream", stub.base_url, "--headless", "--listen", "0.0.0.0:0", "--allow-remote"
+    ) as proxy:
         proxy.process.send_signal(signal.SIGTERM)
         assert proxy.wait() == 0, proxy.stderr
-    warning = "warning: 0.0.0.0 is not a loopback address: anyone who can reach this port"
-    assert warning in proxy.stderr
+    warning = (
+        "warning: 0.0.0.0 is not a loopback address: every machine on every network this one "
+        "is on can send requests through this proxy"
+    )
+    assert warning in proxy.stderr and "nothing stops them: add --token" in proxy.stderr
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the forwarder in /proc")

@@ -46,6 +46,7 @@ from .sources.proxy import (
     MAX_REQUEST_BYTES,
     SHUTDOWN_GRACE_S,
     TAP_CAP_BYTES,
+    TOKEN_ENV,
     ProxyConfig,
     ProxyServer,
     UpstreamError,
@@ -78,7 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=f"{DEFAULT_HOST}:{DEFAULT_PORT}",
         metavar="HOST:PORT",
         help=f"address to listen on (default: {DEFAULT_HOST}:{DEFAULT_PORT}; port 0 picks a "
-        "free one; a non-loopback address is warned about)",
+        "free one; an address other machines can reach needs --allow-remote)",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let --listen name an address that is not loopback: whoever can reach it can send "
+        "requests through the proxy, and the agent's keys cross that network (use --token)",
+    )
+    parser.add_argument(
+        "--token",
+        metavar="TOKEN",
+        default=os.environ.get(TOKEN_ENV),
+        help="forward only requests that carry 'Proxy-Authorization: Bearer TOKEN' (others get "
+        f"407 and never reach upstream; default: ${TOKEN_ENV}, which keeps it out of ps)",
     )
     parser.add_argument(
         "--headless",
@@ -170,6 +184,13 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def config_of(args: argparse.Namespace) -> ProxyConfig:
     host, port = parse_listen(args.listen)
+    if not (is_loopback(host) or args.allow_remote):
+        raise UsageError(
+            f"--listen {args.listen}: {host} is not a loopback address, so other machines could "
+            "send requests through the proxy; add --allow-remote if that is meant (and --token)"
+        )
+    if args.token is not None and not args.token.strip():
+        raise UsageError("--token must not be empty")
     try:
         parse_upstream(args.upstream)
     except UpstreamError as exc:
@@ -188,6 +209,7 @@ def config_of(args: argparse.Namespace) -> ProxyConfig:
         idle_timeout=args.idle_timeout,
         shutdown_grace=args.drain,
         tap_cap_bytes=args.watch_buffer,
+        token=args.token,
         record_dir=None if args.record_dir is None else str(args.record_dir),
     )
 
@@ -263,12 +285,28 @@ def start_server(config: ProxyConfig, log: ProxyLog) -> ProxyServer | None:
         file=sys.stderr,
     )
     if not is_loopback(config.host):
-        print(
-            f"{PROG}: warning: {config.host} is not a loopback address: anyone who can reach "
-            f"this port can send requests to {shown_url(config.upstream)} through it",
-            file=sys.stderr,
-        )
+        print(f"{PROG}: warning: {remote_warning(config)}", file=sys.stderr)
     return server
+
+
+def remote_warning(config: ProxyConfig) -> str:
+    """Who can reach the proxy on a non-loopback address, and what they get."""
+    unspecified = config.host in ("0.0.0.0", "::")
+    who = (
+        "every machine on every network this one is on"
+        if unspecified
+        else (f"every machine that can reach {config.host}")
+    )
+    guard = (
+        "only requests with the --token get through"
+        if config.token
+        else "nothing stops them: add --token"
+    )
+    return (
+        f"{config.host} is not a loopback address: {who} can send requests through this proxy "
+        f"to {shown_url(config.upstream)}, and the agent's requests (its keys in their headers) "
+        f"cross that network unencrypted; {guard}"
+    )
 
 
 async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:

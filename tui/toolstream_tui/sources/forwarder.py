@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import hmac
 import itertools
 import json
 import logging
@@ -45,6 +46,7 @@ from .http import HttpRequest, describe_transport_error
 from .proxy import (
     HEADER_TIMEOUT_S,
     TAP_CAP_BYTES,
+    TOKEN_ENV,
     Exchange,
     Note,
     ProxyConfig,
@@ -82,6 +84,7 @@ HOP_BY_HOP = frozenset(
 # Set again by httpx from the URL and the body, or meaningless once the body is read.
 NOT_FORWARDED = frozenset({"host", "content-length", "expect"})
 DELIBERATE_CUT = "ASGI callable returned without completing response."
+PROXY_CHALLENGE = b'Bearer realm="toolstream-tui proxy"'
 DRAIN_OVER = "timeout graceful shutdown exceeded"
 # What uvicorn says of an upgrade it will not make; the proxy's 501 says it to the client.
 UPGRADE_LINES = ("Unsupported upgrade request.", "No supported WebSocket library detected.")
@@ -220,7 +223,14 @@ class ProxyApp:
         # uvicorn's h11 bounds a head that arrives in pieces; one that came whole is
         # measured here.
         head_bytes = len(path) + sum(len(name) + len(value) + 4 for name, value in headers)
-        if head_bytes > self.config.max_header_bytes:
+        if not self._authorized(headers):
+            refusal = proxy_error(
+                407,
+                "proxy_token_required",
+                "this proxy takes requests with its token only: send "
+                "'Proxy-Authorization: Bearer <the --token value>'; not forwarded",
+            )
+        elif head_bytes > self.config.max_header_bytes:
             refusal = proxy_error(
                 431,
                 "headers_too_large",
@@ -279,6 +289,14 @@ class ProxyApp:
         for warning in warnings:
             tap.put(Note(warning))
 
+    def _authorized(self, headers: list[tuple[str, str]]) -> bool:
+        token = self.config.token
+        if token is None:
+            return True
+        expected = f"Bearer {token}".encode()
+        given = [value for name, value in headers if name.lower() == "proxy-authorization"]
+        return len(given) == 1 and hmac.compare_digest(given[0].encode(), expected)
+
     def _target(self, path: str) -> httpx.URL | None:
         """The upstream URL for a request target, or None unless it is a plain path
         (an absolute-form or authority-form target would name another host)."""
@@ -314,7 +332,8 @@ class ProxyApp:
         message = json.loads(payload)["error"]["message"]
         tap.put(Note(f"refused with {status}: {message}"))
         tap.put(TransportError(message, elapsed()))
-        await send_json(send, status, payload)
+        challenge = [(b"proxy-authenticate", PROXY_CHALLENGE)] if status == 407 else []
+        await send_json(send, status, payload, challenge)
         tap.put(TapEnd(elapsed(), len(payload)))
 
     async def _forward(
@@ -397,7 +416,9 @@ def upstream_request(exchange: Exchange, config: ProxyConfig) -> HttpRequest:
     )
 
 
-async def send_json(send: Send, status: int, payload: bytes) -> None:
+async def send_json(
+    send: Send, status: int, payload: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -405,6 +426,7 @@ async def send_json(send: Send, status: int, payload: bytes) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(payload)).encode()),
+                *(headers or []),
             ],
         }
     )
@@ -938,7 +960,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_uvicorn_logging()
     tune_garbage_collector()
     prepare_descriptor_table()  # before Forwarder.run starts its threads
-    config = ProxyConfig(**json.loads(args.config))
+    config = ProxyConfig(**json.loads(args.config), token=os.environ.pop(TOKEN_ENV, None))
     sock = socket.socket(fileno=args.listen_fd)
     try:
         Forwarder(config, sock, args.tap_fd).run()

@@ -36,6 +36,7 @@ TAP_CAP_BYTES = 64 << 20  # frames held for a watcher that does not read; past i
 FRAME_LENGTH = struct.Struct(">I")  # the size of the rest of a frame
 CHUNK_HEAD = struct.Struct(">IcId")  # length, kind, request id, arrival time
 CHUNK_KIND, PICKLE_KIND = b"b", b"p"
+TOKEN_ENV = "TOOLSTREAM_PROXY_TOKEN"  # how the token reaches the forwarder: never in its argv
 
 
 class UpstreamError(ValueError):
@@ -78,6 +79,7 @@ class ProxyConfig:
     idle_timeout: float | None = None  # cut an upstream silent this long (None: never)
     shutdown_grace: float = SHUTDOWN_GRACE_S
     header_timeout: float = HEADER_TIMEOUT_S
+    token: str | None = None  # clients must send Proxy-Authorization: Bearer TOKEN
     record_dir: str | None = None  # the forwarder records each request here
     tap_cap_bytes: int = TAP_CAP_BYTES
 
@@ -264,6 +266,11 @@ class ProxyServer:
         sock = bind(self.config.host, self.config.port)
         self._port = sock.getsockname()[1]
         read_fd, write_fd = os.pipe()
+        settings = asdict(self.config)
+        environment = dict(os.environ)
+        environment.pop(TOKEN_ENV, None)
+        if (token := settings.pop("token")) is not None:
+            environment[TOKEN_ENV] = token
         command = [
             sys.executable,
             "-m",
@@ -273,7 +280,7 @@ class ProxyServer:
             "--tap-fd",
             str(write_fd),
             "--config",
-            json.dumps(asdict(self.config)),
+            json.dumps(settings),
         ]
         try:
             self._process = subprocess.Popen(
@@ -281,6 +288,7 @@ class ProxyServer:
                 stdin=subprocess.PIPE,  # closed when this process ends: the forwarder stops
                 pass_fds=(sock.fileno(), write_fd),
                 start_new_session=True,  # a Ctrl-C reaches us; we stop the forwarder
+                env=environment,
             )
         finally:
             os.close(write_fd)
