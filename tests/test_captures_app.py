@@ -58,6 +58,8 @@ async def test_a_capture_of_several_streams_opens_the_request_list(
     name: str, stub: StubServer
 ) -> None:
     read = capture(name)
+    # Each app runs alone: two apps' run_test at once share Textual's active app.
+    lives = [await live_state(stub, entry.url, entry.request_body) for entry in read.streams]
     app = await capture_app(read, DATA / name, Limits())
     async with app.run_test(size=SIZE) as pilot:
         screen = app.requests
@@ -71,13 +73,12 @@ async def test_a_capture_of_several_streams_opens_the_request_list(
             row, _tone = screen.table.row(entry.number)
             assert f"{entry.method} {entry.url}"[:60] in row and " 200 " in row
         assert screen.selected == read.streams[0].number, "the first stream is selected"
-        for position, entry in enumerate(read.streams):
+        for position, (entry, live) in enumerate(zip(read.streams, lives, strict=True)):
             screen.selected = entry.number
             await pilot.press("enter")
             stream = app.screen
             assert isinstance(stream, StreamScreen)
             await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
-            live = await live_state(stub, entry.url, entry.request_body)
             assert shown_calls(stream.watch.state) == shown_calls(live), (position, entry.url)
             assert stream.status_bar.view.source == f"{entry.label(name)}"
             assert stream.status_bar.view.source.endswith(NOT_TIMED)
@@ -108,10 +109,10 @@ async def test_a_capture_of_one_stream_opens_as_a_recording(stub: StubServer) ->
     read = capture("playwright-one.har")
     entry = read.streams[0]
     source = CaptureSource(entry, read.name, speed=0)
+    live = await live_state(stub, entry.url, entry.request_body)
     app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
     async with app.run_test(size=SIZE):
         await wait_received(app)
-        live = await live_state(stub, entry.url, entry.request_body)
         assert shown_calls(app.session.state) == shown_calls(live)
         picture = app.export_screenshot()
         assert SECRET not in picture
