@@ -4,6 +4,7 @@ app         the app in a real terminal against headless: issue 12's table
 throughput  the core, whole processes and the app in process on generated streams
 dialects    the new dialects' headless runs against their framing's floor process
 preview     what the live preview costs on the stub's huge-args scenario
+otlp        headless replays without and with --otlp, in paired rounds
 readme      put the app table (bench/app-results.md) into docs/performance/index.md
 """
 
@@ -57,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         preview.main()
         return 0
+    if command == "otlp":
+        from . import otlp
+
+        return otlp.main(rest)
     if command == "readme":
         return readme(rest)
     print(__doc__, file=sys.stderr)
