@@ -19,6 +19,18 @@
    an HTTP chunk and the proxy forwards what each read brought as one, so a
    reader that pays per chunk (httpx, the SDKs) does less work through the proxy.
 
+3. Soak (`--soak CYCLES`): cycles of paced load (`--streams` at once, for
+   `--load-s`) and idle (`--idle-s`); after each load and each idle, both
+   processes' RSS, open descriptors and threads. The promise: RSS growth from the
+   first cycle to the last within 10 %, descriptors and threads back to their
+   baseline when idle.
+4. A stopped watcher (`--stopped-watcher MB`): the watching process is stopped
+   (SIGSTOP, a paused terminal) while MB of the stub's huge-args streams go
+   through the proxy, 8 at once; the same streams are read directly first. Every
+   client must get every byte; the figures are the pace against direct and the
+   forwarder's peak RSS (bounded by --watch-buffer), and, once the watcher is
+   resumed, how many requests say `watch-gap`.
+
 The machine is shared: the load average is printed beside the figures.
 """
 
@@ -30,9 +42,11 @@ import json
 import os
 import random
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -222,9 +236,9 @@ def start(command: list[str], says_on_stdout: bool = True) -> tuple[subprocess.P
     raise SystemExit(f"bench/proxy.py: {command[:3]} did not start")
 
 
-def start_proxy(upstream_url: str) -> tuple[subprocess.Popen[str], str]:
+def start_proxy(upstream_url: str, *options: str) -> tuple[subprocess.Popen[str], str]:
     """`toolstream-tui proxy --headless` in front of `upstream_url`, and its URL."""
-    command = [*PROXY_COMMAND, "--upstream", upstream_url, "--listen", "127.0.0.1:0"]
+    command = [*PROXY_COMMAND, "--upstream", upstream_url, "--listen", "127.0.0.1:0", *options]
     proxy, line = start(command, says_on_stdout=False)
     return proxy, LISTENING.search(line).group(1)  # type: ignore[union-attr]
 
@@ -547,6 +561,202 @@ def measure(plan: Plan) -> dict[str, Any]:
     return results
 
 
+# -- soak: cycles of load and idle --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a process holds: resident memory, open descriptors, threads."""
+
+    rss_mb: float
+    descriptors: int
+    threads: int
+
+
+def footprint(pid: int) -> Footprint:
+    status = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    return Footprint(
+        rss_mb=int(status["VmRSS"].split()[0]) / 1024,
+        descriptors=len(os.listdir(f"/proc/{pid}/fd")),
+        threads=int(status["Threads"]),
+    )
+
+
+def forwarder_of(proxy_pid: int) -> int:
+    [child] = Path(f"/proc/{proxy_pid}/task/{proxy_pid}/children").read_text().split()
+    return int(child)
+
+
+def footprints(proxy_pid: int) -> dict[str, Any]:
+    return {
+        "watcher": asdict(footprint(proxy_pid)),
+        "forwarder": asdict(footprint(forwarder_of(proxy_pid))),
+    }
+
+
+async def load_for(base: str, plan: Plan, seconds: float) -> int:
+    """Rounds of the plan's paced streams until `seconds` have passed; the requests made."""
+    deadline, requests = time.monotonic() + seconds, 0
+    while time.monotonic() < deadline:
+        await paced_latencies(base, plan)
+        requests += plan.streams
+    return requests
+
+
+def soak(plan: Plan, cycles: int, load_s: float, idle_s: float) -> dict[str, Any]:
+    results: dict[str, Any] = {"plan": asdict(plan), "load_start": load(), "cycles": []}
+    upstream, line = start([sys.executable, str(HERE), "--serve-upstream", "0"])
+    upstream_url = LISTENING.search(line).group(1)  # type: ignore[union-attr]
+    try:
+        proxy, proxy_url = start_proxy(upstream_url, "--keep", "200")
+        try:
+            asyncio.run(paced_latencies(proxy_url, WARM_UP))
+            wait_until_idle(proxy.pid)
+            results["baseline"] = footprints(proxy.pid)
+            for _ in range(cycles):
+                requests = asyncio.run(load_for(proxy_url, plan, load_s))
+                loaded = footprints(proxy.pid)
+                time.sleep(idle_s)  # the idle half of the cycle: nothing to wait for
+                wait_until_idle(proxy.pid)
+                results["cycles"].append(
+                    {"requests": requests, "loaded": loaded, "idle": footprints(proxy.pid)}
+                )
+        finally:
+            stop(proxy)
+    finally:
+        stop(upstream)
+    results["load_end"] = load()
+    return results
+
+
+def soak_report(results: dict[str, Any]) -> str:
+    plan, cycles, base = results["plan"], results["cycles"], results["baseline"]
+    lines = [
+        f"load average at start: {results['load_start']}",
+        f"soak: {len(cycles)} cycles of {plan['streams']} paced streams at once "
+        f"(one event every {plan['interval_ms']:g} ms), then idle",
+    ]
+    for side in ("watcher", "forwarder"):
+        start = base[side]
+        lines.append(
+            f"  {side}: baseline {start['rss_mb']:.1f} MB, {start['descriptors']} descriptors, "
+            f"{start['threads']} threads"
+        )
+        for number, cycle in enumerate(cycles, 1):
+            busy, idle = cycle["loaded"][side], cycle["idle"][side]
+            lines.append(
+                f"    cycle {number} ({cycle['requests']} requests): loaded "
+                f"{busy['rss_mb']:.1f} MB {busy['descriptors']} fds; idle {idle['rss_mb']:.1f} MB "
+                f"{idle['descriptors']} fds {idle['threads']} threads"
+            )
+        first, last = cycles[0]["idle"][side], cycles[-1]["idle"][side]
+        growth = (last["rss_mb"] - first["rss_mb"]) / first["rss_mb"] * 100
+        back = last["descriptors"] == start["descriptors"] and last["threads"] == start["threads"]
+        lines.append(
+            f"    RSS growth, first idle to last: {growth:+.1f} %; descriptors and threads "
+            f"back to baseline when idle: {'yes' if back else 'NO'}"
+        )
+    lines.append(f"load average at end: {results['load_end']}")
+    return "\n".join(lines)
+
+
+# -- a stopped watcher ----------------------------------------------------------------
+
+STOPPED_AT_ONCE = 8
+
+
+async def pull_all(url: str, count: int) -> tuple[float, list[bytes]]:
+    """`count` reads of `url`'s stream, STOPPED_AT_ONCE at a time: seconds, bodies."""
+    bodies: list[bytes] = []
+    gate = asyncio.Semaphore(STOPPED_AT_ONCE)
+
+    async def one() -> None:
+        parts: list[bytes] = []
+        async with gate:
+            await exchange(url, lambda data, now: parts.append(data))
+        bodies.append(b"".join(parts))
+
+    started = time.monotonic()
+    await asyncio.gather(*(one() for _ in range(count)))
+    return time.monotonic() - started, bodies
+
+
+def stopped_watcher(megabytes: float, scenario: str, out: Path) -> dict[str, Any]:
+    results: dict[str, Any] = {"load_start": load(), "scenario": scenario}
+    stub, line = start(stub_command(scenario))
+    try:
+        endpoint = urlsplit(LISTENING.search(line).group(1))  # type: ignore[union-attr]
+        stub_url = f"{endpoint.scheme}://{endpoint.netloc}"
+        _, [sample] = asyncio.run(pull_all(stub_url + endpoint.path, 1))
+        count = max(1, round(megabytes * 1e6 / len(sample)))
+        direct_s, direct = asyncio.run(pull_all(stub_url + endpoint.path, count))
+        with out.open("w", encoding="utf-8") as lines:
+            proxy = subprocess.Popen(
+                [*PROXY_COMMAND, "--upstream", stub_url, "--listen", "127.0.0.1:0"],
+                stdout=lines, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert proxy.stderr is not None
+            proxy_url = LISTENING.search(proxy.stderr.readline()).group(1)  # type: ignore[union-attr]
+            try:
+                forwarder = forwarder_of(proxy.pid)
+                asyncio.run(pull_all(proxy_url + endpoint.path, 1))  # warm
+                before = footprint(forwarder).rss_mb
+                proxy.send_signal(signal.SIGSTOP)
+                try:
+                    proxied_s, proxied = asyncio.run(pull_all(proxy_url + endpoint.path, count))
+                    peak = peak_rss_mb(forwarder)
+                finally:
+                    proxy.send_signal(signal.SIGCONT)
+            finally:
+                stop(proxy)
+    finally:
+        stop(stub)
+    summaries = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    kinds = [{a["kind"] for a in summary["anomalies"]} for summary in summaries]
+    results.update(
+        streams=count,
+        bytes=sum(map(len, proxied)),
+        byte_exact=sorted(proxied) == sorted(direct) and all(b == sample for b in proxied),
+        direct_seconds=direct_s,
+        proxied_seconds=proxied_s,
+        forwarder_rss_before_mb=before,
+        forwarder_peak_rss_mb=peak,
+        requests_listed=len(summaries),
+        watch_gaps=sum("watch-gap" in found for found in kinds),
+        load_end=load(),
+    )
+    return results
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def stopped_report(results: dict[str, Any]) -> str:
+    mb = results["bytes"] / 1e6
+    return "\n".join(
+        [
+            f"load average at start: {results['load_start']}",
+            f"a stopped watcher (SIGSTOP): {results['streams']} {results['scenario']} streams, "
+            f"{mb:.0f} MB, {STOPPED_AT_ONCE} at once",
+            f"  every client got every byte: {'yes' if results['byte_exact'] else 'NO'}",
+            f"  direct {results['direct_seconds']:.2f} s, through the proxy "
+            f"{results['proxied_seconds']:.2f} s: "
+            f"{results['direct_seconds'] / results['proxied_seconds']:.2f}x of direct",
+            f"  forwarder RSS {results['forwarder_rss_before_mb']:.0f} MB before, peak "
+            f"{results['forwarder_peak_rss_mb']:.0f} MB",
+            f"  once resumed: {results['requests_listed'] - 1} requests listed (and a warm-up), "
+            f"{results['watch_gaps']} with watch-gap",
+            f"load average at end: {results['load_end']}",
+        ]
+    )
+
+
 # -- with the request list in a real terminal ---------------------------------------
 
 # What `f` flips at the end of the status row (its last words may be cut at 120 columns).
@@ -753,6 +963,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--events", type=int, help=f"per stream (default {FULL.events})")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--soak", type=int, metavar="CYCLES", help="cycles of load and idle (see --load-s)"
+    )
+    parser.add_argument("--load-s", type=float, default=600.0, help="each cycle's load")
+    parser.add_argument("--idle-s", type=float, default=600.0, help="each cycle's idle")
+    parser.add_argument(
+        "--stopped-watcher",
+        type=float,
+        metavar="MB",
+        help="pull MB of streams through a proxy whose watching process is stopped",
+    )
     parser.add_argument("--serve-upstream", metavar="BULK_BYTES", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -769,8 +990,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = replace(plan, interval_ms=args.interval_ms)
     if args.events is not None:
         plan = replace(plan, events=args.events)
-    results = measure_with_app(plan) if args.app else measure(plan)
-    print(app_report(results) if args.app else report(results))
+    if args.soak is not None:
+        results = soak(plan, args.soak, args.load_s, args.idle_s)
+        print(soak_report(results))
+    elif args.stopped_watcher is not None:
+        scenario = "parallel" if args.quick else STUB_SCENARIO
+        with tempfile.TemporaryDirectory() as folder:
+            results = stopped_watcher(args.stopped_watcher, scenario, Path(folder) / "lines")
+        print(stopped_report(results))
+    else:
+        results = measure_with_app(plan) if args.app else measure(plan)
+        print(app_report(results) if args.app else report(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0

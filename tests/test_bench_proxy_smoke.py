@@ -68,6 +68,26 @@ def test_quick_run_with_the_request_list_presses_keys(
     assert "key f -> the frame" in printed
 
 
+@pytest.mark.slow
+def test_quick_soak_reports_each_cycle_and_the_baseline(tmp_path: Path) -> None:
+    printed, results = quick_run(tmp_path, "--soak", "2", "--load-s", "0.5", "--idle-s", "0")
+    assert len(results["cycles"]) == 2
+    for cycle in results["cycles"]:
+        assert cycle["requests"] >= results["plan"]["streams"]
+        for side in ("watcher", "forwarder"):
+            assert cycle["idle"][side]["rss_mb"] > 0 and cycle["idle"][side]["descriptors"] > 0
+    assert "RSS growth, first idle to last" in printed
+
+
+@pytest.mark.slow
+def test_quick_stopped_watcher_run_checks_every_byte(tmp_path: Path) -> None:
+    printed, results = quick_run(tmp_path, "--stopped-watcher", "0.2")
+    assert results["byte_exact"] is True
+    assert results["requests_listed"] == results["streams"] + 1  # and the warm-up
+    assert results["forwarder_peak_rss_mb"] >= results["forwarder_rss_before_mb"] > 0
+    assert "every client got every byte: yes" in printed
+
+
 @pytest.fixture(scope="module")
 def bench_proxy() -> ModuleType:
     """bench/proxy.py as a module (it imports its neighbours as a script does)."""
