@@ -195,9 +195,10 @@ def free_port() -> int:
 
 
 def mitmdump_flows(stub: StubServer, out: Path) -> None:
-    mitmdump = Path(sys.executable).with_name("mitmdump")
+    beside = Path(sys.executable).with_name("mitmdump")
+    mitmdump = str(beside) if beside.exists() else shutil.which("mitmdump") or "mitmdump"
     port = free_port()
-    command = [str(mitmdump), "-q", "-w", str(out), "--listen-host", "127.0.0.1"]
+    command = [mitmdump, "-q", "-w", str(out), "--listen-host", "127.0.0.1"]
     command += ["-p", str(port), "--mode", f"reverse:{stub.base_url}"]
     process = subprocess.Popen(command)
     try:
