@@ -364,3 +364,17 @@ def test_a_flow_response_without_a_status_code_is_an_error_with_why(status: Any)
     assert entry.status is None and entry.error == "the flow's response has no status code"
     items = list(entry.items())
     assert items[-1].message == entry.error
+
+
+@pytest.mark.parametrize("option", ["--record", "--bundle"])
+def test_record_and_bundle_take_one_stream_not_a_list(
+    option: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "out"
+    code, out, err = headless(capsys, "--replay", str(DATA / "playwright.har"), option, str(target))
+    assert code == 2 and out == "" and not target.exists()
+    assert "take one stream and playwright.har holds 4 streams" in err
+    code, out, _ = headless(
+        capsys, "--replay", str(DATA / "playwright-one.har"), option, str(target)
+    )
+    assert code == 0 and target.exists(), "one stream: recorded or bundled as any watch"

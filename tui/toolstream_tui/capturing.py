@@ -102,6 +102,11 @@ def watch_list(listing: CaptureList, args: argparse.Namespace, fail_on: frozense
     capture = listing.capture
     if not capture.entries:
         raise CannotUse(f"{capture.name} holds no requests")
+    if args.record is not None or args.bundle is not None:
+        raise UsageError(
+            f"--record and --bundle take one stream and {capture.name} holds "
+            f"{len(capture.streams)} streams; in the app, b bundles the one on screen"
+        )
     for note in [*capture.notes, f"{NOT_TIMED} in a {capture.kind} file"]:
         print(f"{PROG}: note: {inert(note)}", file=sys.stderr)
     if args.headless:
@@ -111,6 +116,4 @@ def watch_list(listing: CaptureList, args: argparse.Namespace, fail_on: frozense
                 "requests; open it without --headless to see them all"
             )
         return run(print_reports(capture, args, fail_on))
-    if args.record is not None or args.bundle is not None:
-        raise UsageError("--record and --bundle take one stream; open the capture's entry instead")
     return run(run_list_app(capture, listing.path, args))
