@@ -9,10 +9,12 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from proxying import WAIT_S, RunningProxy
+from proxying import WAIT_S, AsgiUpstream, RunningProxy
 
 from toolstream_stubs import StubServer, load_scenario
 
@@ -92,3 +94,76 @@ def test_a_body_slower_than_the_header_timeout_still_goes_through(stub: StubServ
             answer += data
         [record] = proxy.finished(1)
     assert answer.startswith(b"HTTP/1.1 200") and record.model == "m"
+
+
+STREAM_BYTES = 50 << 20
+PIECE = b"data: " + b"x" * 65530 + b"\n\n"
+HELD_AT_MOST = 16 << 20  # read-ahead, socket buffers, and the watcher's copy in the pipe
+
+
+def forwarder_pids() -> list[int]:
+    pids = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            if b"sources.forwarder" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                pids.append(int(pid))
+    return pids
+
+
+def rss_of(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+def test_a_client_that_stops_reading_a_50_mb_stream_holds_only_the_read_ahead() -> None:
+    """The client reads nothing for a while: upstream is made to wait (it has sent
+    far less than the stream), and the forwarder holds no more than its read-ahead
+    and the sockets' buffers; then the client gets every byte."""
+    sent = [0]
+
+    async def big(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        head = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        if scope["path"] == "/v1/warm-up":
+            await send({"type": "http.response.body", "body": PIECE, "more_body": False})
+            return
+        for _ in range(STREAM_BYTES // len(PIECE)):
+            await send({"type": "http.response.body", "body": PIECE, "more_body": True})
+            sent[0] += len(PIECE)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    with AsgiUpstream(big) as upstream, RunningProxy(upstream.url) as proxy:
+        with httpx.Client(timeout=WAIT_S, trust_env=False) as http:
+            http.post(proxy.url + "/v1/warm-up", content=b"{}").read()
+            [forwarder] = forwarder_pids()
+            before = rss_of(forwarder)
+            with http.stream("POST", proxy.url + "/v1/chat/completions") as response:
+                assert until_it_stops_growing(sent)
+                held = rss_of(forwarder) - before
+                upstream_ahead = sent[0]
+                received = sum(len(chunk) for chunk in response.iter_raw())
+        proxy.finished(2)
+    total = STREAM_BYTES // len(PIECE) * len(PIECE)
+    assert received == total
+    assert upstream_ahead < HELD_AT_MOST, "upstream was not made to wait"
+    assert held < HELD_AT_MOST, held
+
+
+def until_it_stops_growing(counter: list[int], quiet_s: float = 0.5) -> bool:
+    """Until `counter[0]` has not moved for `quiet_s` (polled), within WAIT_S."""
+    deadline = time.monotonic() + WAIT_S
+    last, since = counter[0], time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if counter[0] != last:
+            last, since = counter[0], time.monotonic()
+        elif last and time.monotonic() - since >= quiet_s:
+            return True
+    return False
