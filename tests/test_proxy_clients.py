@@ -14,9 +14,13 @@ from typing import Any
 
 import httpx
 import pytest
+from docs_pages import docs_page
 from proxying import WAIT_S, AsgiUpstream, RunningProxy
 
 from toolstream_stubs import StubServer, load_scenario
+from toolstream_tui.sources.forwarder import MAX_CONNECTIONS
+from toolstream_tui.sources.proxy import HEADER_TIMEOUT_S
+from toolstream_tui.sources.upstream import READ_AHEAD_BYTES as UPSTREAM_READ_AHEAD
 
 SLOWLORIS = 1000
 SILENT = 10
@@ -167,3 +171,10 @@ def until_it_stops_growing(counter: list[int], quiet_s: float = 0.5) -> bool:
         elif last and time.monotonic() - since >= quiet_s:
             return True
     return False
+
+
+def test_the_documented_limits_are_the_ones_in_force() -> None:
+    page = docs_page("proxy-under-load.md")
+    assert f"within **{HEADER_TIMEOUT_S:g} s** of opening" in page
+    assert f"up to {MAX_CONNECTIONS:,} at once" in page
+    assert f"by at most {UPSTREAM_READ_AHEAD // 1024} KiB per request" in page

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from docs_pages import docs_page
 from proxying import WAIT_S
 from test_proxy_cli import proxy_process
 
@@ -22,7 +23,15 @@ from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
 from toolstream_tui.proxy_log import WATCH_GAP
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.forwarder import WATCHER_GONE, PipeFeed
-from toolstream_tui.sources.proxy import Exchange, Note, TapEnd, WatchGap, frame
+from toolstream_tui.sources.proxy import (
+    SHUTDOWN_GRACE_S,
+    TAP_CAP_BYTES,
+    Exchange,
+    Note,
+    TapEnd,
+    WatchGap,
+    frame,
+)
 
 HUGE = load_scenario("huge-args").rendered  # 6 MB
 WATCH_BUFFER = 1 << 20
@@ -231,3 +240,9 @@ def wait_for_exit(pid: int) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+def test_the_documented_buffer_and_drain_are_the_defaults() -> None:
+    page = docs_page("proxy-under-load.md")
+    assert f"| `--watch-buffer BYTES` | {TAP_CAP_BYTES} ({TAP_CAP_BYTES >> 20} MiB) |" in page
+    assert f"| `--drain SECONDS` | {SHUTDOWN_GRACE_S:g} |" in page
