@@ -17,7 +17,6 @@ from pathlib import Path
 from .commands.common import CannotUse, UsageError
 from .core.visible import inert
 from .sources import Source
-from .sources.base import plain_reason
 from .sources.captures import (
     NOT_TIMED,
     Capture,
@@ -76,17 +75,16 @@ def replay_source(args: argparse.Namespace) -> Source | CaptureList:
 
 
 def load_capture(path: Path) -> Capture | None:
-    """The capture in `path`, or None when it is not one (a recording)."""
+    """The capture in `path`, or None when it is not one: a recording, or a file
+    that cannot be read (the replay says why, in its report, as it always has)."""
     try:
         with open_regular(path) as file:
             head = file.read(SNIFF_BYTES)
             if capture_kind(head) is None:
                 return None
             data = head + file.read()
-    except OSError as exc:
-        raise CannotUse(f"cannot read recording {path}: {plain_reason(exc)}") from exc
-    except RecordingError as exc:
-        raise CannotUse(f"cannot read recording {path}: {exc}") from exc
+    except (OSError, RecordingError):
+        return None
     try:
         return read_capture(data, path.name)
     except CaptureError as exc:
