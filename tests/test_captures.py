@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import subprocess
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -378,3 +380,27 @@ def test_record_and_bundle_take_one_stream_not_a_list(
         capsys, "--replay", str(DATA / "playwright-one.har"), option, str(target)
     )
     assert code == 0 and target.exists(), "one stream: recorded or bundled as any watch"
+
+
+def loaded_after_headless(capture: str, *roots: str) -> tuple[list[str], list[str]]:
+    """The report lines of a headless run on `capture`, and the modules under
+    `roots` it loaded."""
+    code = (
+        "import sys\n"
+        "from toolstream_tui.cli import main\n"
+        f"main(['--headless', '--speed', '0', '--replay', {str(DATA / capture)!r}])\n"
+        f"print([n for n in sys.modules if n.split('.')[0] in {roots!r}], file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return result.stdout.splitlines(), json.loads(result.stderr.splitlines()[-1].replace("'", '"'))
+
+
+def test_a_headless_capture_of_one_stream_at_speed_0_needs_no_event_loop() -> None:
+    """As a recording's replay: neither asyncio nor Textual is loaded."""
+    report, loaded = loaded_after_headless("playwright-one.har", "asyncio", "textual")
+    assert '  "status": "finished",' in report and loaded == []
+
+
+def test_a_headless_capture_of_several_streams_never_loads_textual() -> None:
+    report, loaded = loaded_after_headless("playwright.har", "textual")
+    assert len(report) == 4 and loaded == []
