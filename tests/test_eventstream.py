@@ -378,3 +378,34 @@ def test_arbitrary_bytes_never_raise(body: bytes, cuts: list[int]) -> None:
     assert decode(*pieces) == decode(body)
     result = run(body, content_type=EVENTSTREAM, pieces=7)
     assert result.report["status"] in ("finished", "truncated", "error")
+
+
+@pytest.mark.parametrize("cut", [None, 7])
+def test_a_content_block_index_past_64_bits_stays_exact_however_the_frames_are_cut(
+    cut: int | None,
+) -> None:
+    """The decoder looks for runs of 19 digits once per read, not each payload: an
+    index of 2**64 still finds its block, whichever read completes its frame."""
+    big = 2**64
+    start = {"toolUse": {"toolUseId": "t1", "name": "f"}}
+    body = b"".join(
+        [
+            event_frame("contentBlockStart", payload(contentBlockIndex=big, start=start)),
+            event_frame("contentBlockDelta", payload(p="x")),  # no digits: a read of its own
+            event_frame(
+                "contentBlockDelta",
+                payload(contentBlockIndex=big, delta={"toolUse": {"input": '{"a": 1}'}}),
+            ),
+            event_frame("contentBlockStop", payload(contentBlockIndex=big)),
+            event_frame("messageStop", payload(stopReason="tool_use")),
+        ]
+    )
+    reads = [body] if cut is None else [body[at : at + cut] for at in range(0, len(body), cut)]
+    session = StreamSession("test", live=False)
+    session.open(200, EVENTSTREAM)
+    for read in reads:
+        session.feed(read, 0.1)
+    session.close(0.2)
+    report = build_report(session.state)
+    assert [(c["name"], c["arguments"]) for c in report["tool_calls"]] == [("f", {"a": 1})]
+    assert "index-out-of-range" in {a["kind"] for a in report["anomalies"]}

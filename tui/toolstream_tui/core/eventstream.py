@@ -25,10 +25,12 @@ from typing import Any
 
 from .framing import decode_utf8
 from .sse import SSEEvent, SSEItem
+from .strict_json import has_long_digit_run
 
 EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
 PRELUDE = struct.Struct(">III")
 PRELUDE_BYTES = PRELUDE.size  # 12
+MESSAGE_CRC = struct.Struct(">I")
 MIN_FRAME = PRELUDE_BYTES + 4
 MAX_HEADERS = 128 * 1024  # botocore's limits
 MAX_PAYLOAD = 24 * 1024 * 1024
@@ -65,7 +67,7 @@ class EventStreamDecoder:
         self.oversized = False  # a frame (or the undecodable rest) past max_event_bytes
         self.broken = False  # a frame could not be read: the rest is trailing
         self.invalid_tail = False
-        self.long_digit_runs = True  # not looked for
+        self.long_digit_runs = True
         self.dispatched = 0
         # What went wrong, for `frame-invalid`: each with the number of the frame after
         # which it is told (a frame's own problem after it, a break after the last frame).
@@ -78,18 +80,20 @@ class EventStreamDecoder:
         buffer += chunk
         items: list[SSEItem] = []
         offset = 0
-        while not (self.broken or self.oversized) and len(buffer) - offset >= PRELUDE_BYTES:
-            total = self._frame_length(buffer, offset)
-            if total is None or len(buffer) - offset < total:
-                break
-            items.append(self._frame(bytes(buffer[offset : offset + total])))
-            offset += total
+        with memoryview(buffer) as view:  # frames are read in place, not copied out
+            while not (self.broken or self.oversized) and len(buffer) - offset >= PRELUDE_BYTES:
+                total = self._frame_length(view, offset)
+                if total is None or len(buffer) - offset < total:
+                    break
+                items.append(self._frame(view, offset, total))
+                offset += total
+        self.long_digit_runs = not items or has_long_digit_run(buffer[:offset])
         del buffer[:offset]
         if self.broken and len(buffer) > self.max_event_bytes:
             self.oversized = True  # what cannot be framed is held no further
         return items
 
-    def _frame_length(self, buffer: bytearray, offset: int) -> int | None:
+    def _frame_length(self, buffer: memoryview, offset: int) -> int | None:
         total, headers, crc = PRELUDE.unpack_from(buffer, offset)
         number = self.dispatched + 1
         if zlib.crc32(buffer[offset : offset + 8]) != crc:
@@ -112,14 +116,16 @@ class EventStreamDecoder:
         detail = problem + "; the bytes from there on were not decoded"
         self.problems.append((self.dispatched, detail))
 
-    def _frame(self, frame: bytes) -> SSEEvent:
+    def _frame(self, view: memoryview, start: int, total: int) -> SSEEvent:
+        """The frame of `total` bytes at `start` (its prelude already checked)."""
         self.dispatched += 1
-        _, headers_length, _ = PRELUDE.unpack_from(frame)
-        (crc,) = struct.unpack_from(">I", frame, len(frame) - 4)
-        if zlib.crc32(frame[:-4]) != crc:
+        headers_length = PRELUDE.unpack_from(view, start)[1]
+        end = start + total - 4  # where the message CRC begins
+        if zlib.crc32(view[start:end]) != MESSAGE_CRC.unpack_from(view, end)[0]:
             problem = "the message CRC32 does not match"
             self.problems.append((self.dispatched, f"frame {self.dispatched}: {problem}"))
-        raw = frame[PRELUDE_BYTES : PRELUDE_BYTES + headers_length]
+        headers = start + PRELUDE_BYTES
+        raw = bytes(view[headers : headers + headers_length])
         named = self._named.get(raw)
         if named is None:
             named = frame_name(raw)
@@ -128,13 +134,15 @@ class EventStreamDecoder:
         name, error_message, unread = named
         if unread:
             self.problems.append((self.dispatched, f"frame {self.dispatched}: {unread}"))
-        payload, valid = decode_utf8(frame[PRELUDE_BYTES + headers_length : -4])
+        payload, valid = decode_utf8(bytes(view[headers + headers_length : end]))
         return SSEEvent(self.dispatched, name, payload or error_message, None, None, valid)
 
     def take_problems(self, upto: int | None = None) -> list[str]:
         """The problems not yet taken; with `upto`, only those told by frame `upto`
         (a session that takes them after each frame names each at its own event,
         however the stream was cut)."""
+        if not self.problems:
+            return []
         if upto is None:
             taken, self.problems = self.problems, []
         else:

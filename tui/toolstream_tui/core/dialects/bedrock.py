@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +104,14 @@ class BedrockDialect(Dialect):
         self._blocks: dict[int, Block] = {}
         self._stopped = False  # messageStop arrived
         self._anthropic: AnthropicMessagesDialect | None = None
+        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "messageStart": self._ignore,
+            "contentBlockStart": self._on_block_start,
+            "contentBlockDelta": self._on_block_delta,
+            "contentBlockStop": self._on_block_stop,
+            "messageStop": self._on_message_stop,
+            "metadata": self._ignore,
+        }
 
     def handle(self, event: SSEEvent) -> None:
         name = event.event
@@ -113,14 +121,7 @@ class BedrockDialect(Dialect):
         if name == CHUNK:
             self._on_chunk(event)
             return
-        handler = {
-            "messageStart": self._ignore,
-            "contentBlockStart": self._on_block_start,
-            "contentBlockDelta": self._on_block_delta,
-            "contentBlockStop": self._on_block_stop,
-            "messageStop": self._on_message_stop,
-            "metadata": self._ignore,
-        }.get(name)
+        handler = self._handlers.get(name)
         if handler is None:
             self.note("unknown-event", None, f"event type {excerpt(name, 60)!r} ignored")
             return

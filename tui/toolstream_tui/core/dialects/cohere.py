@@ -21,6 +21,7 @@ and a `finish_reason`) is read the same way, its calls arriving whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,15 @@ class CohereDialect(Dialect):
         self._calls: dict[int, Call] = {}  # by wire index
         self._latest: Call | None = None
         self._ended = False
+        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "tool-plan-delta": self._on_tool_plan,
+            "content-start": self._on_content,
+            "content-delta": self._on_content,
+            "tool-call-start": self._on_call_start,
+            "tool-call-delta": self._on_call_delta,
+            "tool-call-end": self._on_call_end,
+            "message-end": self._on_message_end,
+        }
 
     def handle(self, event: SSEEvent) -> None:
         typed = self.typed_payload(event)
@@ -98,15 +108,7 @@ class CohereDialect(Dialect):
         kind, payload = typed
         if self._ended:
             self.note("data-after-stop", None, f"{kind} arrived after message-end")
-        handler = {
-            "tool-plan-delta": self._on_tool_plan,
-            "content-start": self._on_content,
-            "content-delta": self._on_content,
-            "tool-call-start": self._on_call_start,
-            "tool-call-delta": self._on_call_delta,
-            "tool-call-end": self._on_call_end,
-            "message-end": self._on_message_end,
-        }.get(kind)
+        handler = self._handlers.get(kind)
         if handler is not None:
             handler(payload)
         elif kind not in QUIET_EVENTS and kind != "debug":
