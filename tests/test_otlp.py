@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -190,6 +191,30 @@ def test_a_receiver_that_never_answers_does_not_hold_the_run(receiver: Receiver)
     assert json.loads(stdout)["status"] == "finished"
     assert "--otlp: 0 of 1 span sent" in stderr
     assert "1 still unsent when the wait at exit ended" in stderr
+
+
+def test_ctrl_c_while_the_span_waits_ends_the_run_without_a_traceback(
+    receiver: Receiver,
+) -> None:
+    receiver.hold()
+    command = [console_script("toolstream-tui"), "--headless", "--otlp", receiver.url]
+    process = subprocess.Popen(
+        [*command, "--scenario", SCENARIO, "--speed", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        receiver.wait_for_requests(1)  # the report is out; the span waits on the receiver
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert json.loads(stdout)["status"] == "finished"
+    assert "--otlp: 0 of 1 span sent" in stderr
+    assert "Traceback" not in stderr
 
 
 def plan(number: int) -> SpanPlan:

@@ -118,14 +118,14 @@ class OtlpExport:
                 self.counts.dropped += 1
 
     def close(self, wait: float = CLOSE_WAIT_S) -> ExportCounts:
-        """Let what is queued leave, for at most `wait` seconds."""
+        """Let what is queued leave, for at most `wait` seconds (or until Ctrl-C:
+        what is left is then counted as unsent, and the tool exits as it would)."""
         deadline = time.monotonic() + wait
         try:
             self._queue.put(_STOP, timeout=wait)
-        except queue.Full:
-            pass
-        else:
             self._worker.join(max(0.0, deadline - time.monotonic()))
+        except (queue.Full, KeyboardInterrupt):
+            pass
         if not self._worker.is_alive():
             self._exporter.shutdown()
         return self.counts

@@ -93,6 +93,9 @@ def redactor_of(source: Any) -> Redact | None:
 def send_and_close(export: OtlpExport, span: StreamSpan, session: StreamSession, prog: str) -> None:
     """The one span of a watch, sent; then the export closed (waiting a bounded
     time) and what became of the span said on stderr."""
-    span.submit(export, session)
-    export.close()
+    try:
+        span.submit(export, session)
+        export.close()
+    except KeyboardInterrupt:  # the user stopped waiting: what is left is counted as unsent
+        pass
     print(f"{prog}: {export.summary()}", file=sys.stderr)
