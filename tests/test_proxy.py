@@ -582,7 +582,7 @@ def test_a_client_that_leaves_mid_stream_closes_the_upstream_request() -> None:
     assert first == WEATHER.events[0]
     assert record.state == "truncated"
     assert any("client disconnected" in note for note in record.notes)
-    assert "connection-lost" in record.anomalies
+    assert "client-gone" in record.anomalies and "connection-lost" not in record.anomalies
 
 
 def test_an_upstream_reset_cuts_the_client_where_it_cut_the_proxy(proxy: RunningProxy) -> None:

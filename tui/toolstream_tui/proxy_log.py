@@ -27,7 +27,7 @@ from .otlp.watching import StreamSpan, is_model_call
 from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
 from .sources.base import RequestSent
 from .sources.http import HttpRequest, redacted_request
-from .sources.proxy import Exchange, Note, Tap, TapEnd, TapItem, WatchGap
+from .sources.proxy import ClientGone, Exchange, Note, Tap, TapEnd, TapItem, WatchGap
 from .sources.recording import Recorder, Tape, recorded, taped
 from .sources.secrets import Redactor, secrets_in
 from .sources.turns import Turns
@@ -41,6 +41,7 @@ RECORDING_NAME_TRIES = 100  # names tried for a recording before giving up on it
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
 WATCH_GAP = "watch-gap"
+CLIENT_GONE = "client-gone"
 
 
 class Change(StrEnum):
@@ -318,6 +319,9 @@ class ProxyLog:
             if isinstance(item, WatchGap):
                 self._watch_gap(record, item)
                 return
+            if isinstance(item, ClientGone):
+                self._client_gone(record, item)
+                return
             if isinstance(item, Note | TapEnd):
                 self._side_note(record, item, redactor)
             else:
@@ -335,6 +339,16 @@ class ProxyLog:
         )
         if not record.session.ended:
             self._changed(record, record.session.interrupt(message, gap.t, WATCH_GAP))
+
+    def _client_gone(self, record: RequestRecord, gone: ClientGone) -> None:
+        """The client hung up: what came stands, named for the client, not upstream."""
+        session = record.session
+        if session.ended:
+            return
+        if session.state.http_status is None:
+            self._changed(record, session.fail(gone.message, gone.t))
+        else:
+            self._changed(record, session.interrupt(gone.message, gone.t, CLIENT_GONE))
 
     def _side_note(self, record: RequestRecord, item: Any, redactor: Redactor) -> None:
         if isinstance(item, Note):
@@ -421,6 +435,8 @@ class ExchangeRecording:
             self._pending.append(None)
         elif isinstance(item, ResponseHead | BodyChunk | TransportError):
             self._pending.append(item)
+        elif isinstance(item, ClientGone):  # a replay stops there, as the client did
+            self._pending.append(TransportError(item.message, item.t))
         self._ready.set()
 
     async def _items(self) -> AsyncIterator[SourceItem]:

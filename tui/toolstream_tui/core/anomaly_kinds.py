@@ -10,6 +10,7 @@ COMMON = frozenset(
     {
         "arguments-not-object",
         "call-after-finish",
+        "client-gone",
         "connection-lost",
         "content-type-not-sse",
         "data-not-json",

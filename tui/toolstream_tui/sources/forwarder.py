@@ -47,6 +47,7 @@ from .proxy import (
     HEADER_TIMEOUT_S,
     TAP_CAP_BYTES,
     TOKEN_ENV,
+    ClientGone,
     Exchange,
     Note,
     ProxyConfig,
@@ -354,13 +355,18 @@ class ProxyApp:
         )
         try:
             await self.setups.take()  # at once while the slice lasts
-            # --timeout bounds the wait for the answer's head as well as the connect:
-            # an upstream that accepts and never answers must not hold the client.
-            async with asyncio.timeout(self.config.connect_timeout):
-                response = await self._transport.handle_async_request(request)
+            response = await self._answer(request, receive)
             response.request = request
         except TimeoutError:
             await self._no_answer(tap, send, elapsed)
+            return
+        except ClientLeft:
+            message = (
+                "the client disconnected before upstream answered; the proxy closed the request"
+            )
+            tap.put(Note(message))
+            tap.put(ClientGone(message, elapsed()))
+            tap.put(TapEnd(elapsed(), 0))
             return
         except (httpx.HTTPError, OSError) as exc:
             await self._unreachable(exchange, exc, tap, send, elapsed)
@@ -380,6 +386,30 @@ class ProxyApp:
         finally:
             await response.aclose()
             tap.put(TapEnd(elapsed(), relay.forwarded))
+
+    async def _answer(self, request: httpx.Request, receive: Receive) -> httpx.Response:
+        """Upstream's response head. Raises TimeoutError past --timeout (it bounds the
+        wait for the head as well as the connect: an upstream that accepts and never
+        answers must not hold the client), ClientLeft when the client goes first (the
+        upstream request is closed then, not when its answer comes)."""
+        answering = asyncio.ensure_future(self._transport.handle_async_request(request))
+        leaving = asyncio.ensure_future(client_gone(receive))
+        try:
+            done, _ = await asyncio.wait(
+                {answering, leaving},
+                timeout=self.config.connect_timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            leaving.cancel()
+            if not answering.done():
+                answering.cancel()
+                await asyncio.gather(answering, return_exceptions=True)
+        if answering in done:
+            return answering.result()
+        if leaving in done:
+            raise ClientLeft
+        raise TimeoutError
 
     async def _no_answer(self, tap: Outlet, send: Send, elapsed: Stopwatch) -> None:
         why = (
@@ -433,6 +463,12 @@ async def send_json(
     await send({"type": "http.response.body", "body": payload, "more_body": False})
 
 
+async def client_gone(receive: Receive) -> None:
+    """Returns when uvicorn says the client is gone (the request body already read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 class Relay:
     """Streams one upstream response to the client as it arrives (what each read
     brought, at once), while watching for the client to leave; each batch goes
@@ -483,13 +519,12 @@ class Relay:
             "the proxy closed the upstream request"
         )
         self.tap.put(Note(message))
-        self.tap.put(TransportError(message, self.elapsed()))
+        self.tap.put(ClientGone(message, self.elapsed()))
 
     async def _client_left(self, receive: Receive) -> None:
         """Returns when the client is gone (uvicorn also says so once the response is
         complete, which `_copy` has then already seen)."""
-        while (await receive())["type"] != "http.disconnect":
-            pass
+        await client_gone(receive)
         if self.complete:
             await asyncio.Event().wait()  # the response ended normally: wait to be cancelled
 

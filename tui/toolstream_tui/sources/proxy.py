@@ -129,7 +129,16 @@ class WatchGap:
     t: float
 
 
-TapItem = SourceItem | Note | TapEnd | WatchGap
+@dataclass(frozen=True, slots=True)
+class ClientGone:
+    """The client disconnected before the response ended; the forwarder closed the
+    upstream request. `message` says after how many bytes."""
+
+    message: str
+    t: float
+
+
+TapItem = SourceItem | Note | TapEnd | WatchGap | ClientGone
 
 
 class Tap:
