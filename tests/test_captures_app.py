@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from test_captures import DATA, SECRET, capture
+from test_proxy_app import utc  # noqa: F401  (a fixture: the list's times in UTC)
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from conftest import SETTLE_TIMEOUT, frozen_clock, wait_received
@@ -20,7 +22,7 @@ from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.screens.request import RequestScreen
 from toolstream_tui.app.stream_screen import StreamScreen
-from toolstream_tui.capture_list import capture_app
+from toolstream_tui.capture_list import capture_app, capture_log, fill, list_app
 from toolstream_tui.core import StreamState
 from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources import Limits
@@ -131,3 +133,42 @@ def test_the_app_is_the_one_the_command_line_opens(tmp_path: Path) -> None:
     assert isinstance(one, CaptureSource) and args.notice.endswith("in a HAR file")
     args = build_parser().parse_args(["--replay", str(DATA / "playwright.har")])
     assert isinstance(build_source(args), CaptureList)
+
+
+def known_list() -> tuple[Any, Any]:
+    read = capture("playwright.har")
+    app = list_app(read, DATA / "playwright.har", capture_log(Limits(), None, tapes=True))
+    app.animation_level = "none"
+
+    async def filled(pilot: Pilot[Any]) -> None:
+        await fill(pilot.app, read)
+        pilot.app.requests.draw()
+        await pilot.pause()
+
+    return app, filled
+
+
+@pytest.mark.usefixtures("utc")
+def test_the_capture_list(snap_compare: Any) -> None:
+    """playwright.har: the page (GET /scenarios) and four model streams, newest
+    first, each with its time, method and URL, model, dialect, status, state,
+    calls, anomalies, duration and bytes (the truncated stream in red); the first
+    stream (POST …/demo/…) selected; the status line names the file, says 4 of
+    its 5 entries stream and that per-event times are not recorded."""
+    app, filled = known_list()
+    assert snap_compare(app, terminal_size=(150, 12), run_before=filled)
+
+
+@pytest.mark.usefixtures("utc")
+def test_a_captured_request_shown_with_r(snap_compare: Any) -> None:
+    """The selected entry's request over the list: POST and its URL, then the
+    headers Chromium sent, Authorization as [REDACTED] (the JSON body follows,
+    below the fold)."""
+    app, filled = known_list()
+
+    async def shown(pilot: Pilot[Any]) -> None:
+        await filled(pilot)
+        await pilot.press("r")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(110, 24), run_before=shown)

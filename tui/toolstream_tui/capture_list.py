@@ -100,9 +100,15 @@ async def capture_app(
     otlp: OtlpExport | None = None,
 ) -> ProxyApp:
     """The request list on every entry of the capture, each already read."""
+    app = list_app(capture, path, capture_log(limits, dialect, tapes=True, otlp=otlp))
+    await fill(app, capture)
+    return app
+
+
+def list_app(capture: Capture, path: Path, log: ProxyLog) -> ProxyApp:
+    """The request list for the capture's entries, before they are read (`fill`)."""
     from .app.proxy_app import ProxyApp  # Textual loads only for the UI
 
-    log = capture_log(limits, dialect, tapes=True, otlp=otlp)
     streams = len(capture.streams)
     origin = (
         f"{capture.kind} file {path.name}: {streams} streaming of {len(capture.entries)} · "
@@ -110,9 +116,14 @@ async def capture_app(
     )
     app = ProxyApp(log, str(path), capture.kind, origin=origin)
     app.title = f"toolstream-tui: {path.name}"
-    feed(log, capture)
-    await log.wait_idle()
-    if capture.streams:  # the first stream selected, not the newest entry (a favicon, often)
+    return app
+
+
+async def fill(app: ProxyApp, capture: Capture) -> None:
+    """Every entry read into the app's log, the first stream selected (not the
+    newest entry: a favicon, often)."""
+    feed(app.proxy_log, capture)
+    await app.proxy_log.wait_idle()
+    if capture.streams:
         app.requests.follow = False
         app.requests.selected = capture.streams[0].number
-    return app
