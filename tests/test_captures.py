@@ -404,3 +404,16 @@ def test_a_headless_capture_of_one_stream_at_speed_0_needs_no_event_loop() -> No
 def test_a_headless_capture_of_several_streams_never_loads_textual() -> None:
     report, loaded = loaded_after_headless("playwright.har", "textual")
     assert len(report) == 4 and loaded == []
+
+
+def test_a_request_the_browser_got_no_response_to_is_an_error_saying_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Chromium writes a failed request as status 0 with its `_error`."""
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    response = document["log"]["entries"][1]["response"]
+    response.update(status=0, _error="net::ERR_CONNECTION_REFUSED")
+    response["content"].pop("text")
+    code, report, _ = stream_of(json.dumps(document).encode(), capsys, tmp_path)
+    assert code == 1 and report["status"] == "error"
+    assert report["error"] == "net::ERR_CONNECTION_REFUSED" and report["http_status"] is None
