@@ -192,3 +192,21 @@ def test_anomalies_are_placed_at_the_wire_event_they_were_seen_at() -> None:
     anomalies = [e for e in plan.events if e.name == "toolstream.anomaly"]
     seen_at = [a.event for a in session.state.anomalies]
     assert [e.seconds for e in anomalies] == [times[number] for number in seen_at]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('{"model": "m", "max_tokens": 100, "temperature": 0.2, "top_p": 1}', (100, 0.2, 1)),
+        ('{"generationConfig": {"maxOutputTokens": 50, "topP": 0.9}}', (50, None, 0.9)),
+        ('{"inferenceConfig": {"maxTokens": 7, "temperature": 0}}', (7, 0, None)),
+        ('{"max_tokens": true, "temperature": "hot"}', (None, None, None)),  # not numbers
+        ("not json", (None, None, None)),
+    ],
+)
+def test_the_requests_sampling_parameters_are_named_as_the_conventions_do(
+    body: str, expected: tuple[float | None, ...]
+) -> None:
+    attributes = span_plan(scenario_report("parallel"), RequestFacts(body=body)).attributes
+    names = ("gen_ai.request.max_tokens", "gen_ai.request.temperature", "gen_ai.request.top_p")
+    assert tuple(attributes.get(name) for name in names) == expected

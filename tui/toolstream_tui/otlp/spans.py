@@ -44,6 +44,21 @@ PROVIDERS = {
 }
 OPERATIONS = {"gemini": "generate_content"}  # every other dialect is a chat
 DEFAULT_OPERATION = "chat"
+# The request's sampling parameters, as each provider's body names them (at the top,
+# or in Gemini's `generationConfig`, Bedrock's `inferenceConfig`, Ollama's `options`).
+REQUEST_PARAMETERS = {
+    "gen_ai.request.max_tokens": (
+        "max_tokens",
+        "max_completion_tokens",
+        "max_output_tokens",
+        "maxOutputTokens",
+        "maxTokens",
+        "num_predict",
+    ),
+    "gen_ai.request.temperature": ("temperature",),
+    "gen_ai.request.top_p": ("top_p", "topP", "p"),
+}
+CONFIG_KEYS = ("generationConfig", "inferenceConfig", "options")
 # A model named in the URL: Gemini's /models/NAME:…, Bedrock's /model/ID/….
 URL_MODEL = re.compile(r"/models?/([^/:]+)(?::|/)")
 
@@ -56,14 +71,41 @@ class RequestFacts:
     body: str | None = None
     model: str | None = None  # when the caller read it already
 
+    def payload(self) -> dict[str, Any]:
+        """The body as a JSON object (empty when it is not one)."""
+        if not self.body:
+            return {}
+        try:
+            payload = json.loads(self.body)
+        except ValueError:
+            return {}
+        return payload if isinstance(payload, dict) else {}
+
     def requested_model(self) -> str | None:
         if self.model:
             return self.model
-        from_body = _body_model(self.body)
-        if from_body:
+        from_body = self.payload().get("model")
+        if isinstance(from_body, str) and from_body:
             return from_body
         match = URL_MODEL.search(_path(self.url))
         return match.group(1) if match else None
+
+    def parameters(self) -> Attributes:
+        """The sampling parameters the body sets, under the conventions' names."""
+        payload = self.payload()
+        places = [
+            payload,
+            *(payload[key] for key in CONFIG_KEYS if isinstance(payload.get(key), dict)),
+        ]
+        found: Attributes = {}
+        for attribute, names in REQUEST_PARAMETERS.items():
+            value = next(
+                (place[name] for place in places for name in names if _is_number(place.get(name))),
+                None,
+            )
+            if value is not None:
+                found[attribute] = value
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +145,7 @@ def span_plan(
         "gen_ai.operation.name": operation,
         "gen_ai.provider.name": PROVIDERS.get(dialect, dialect or "unknown"),
         **_some("gen_ai.request.model", model),
+        **request.parameters(),
         **_some("gen_ai.response.model", envelope.model),
         **_some("gen_ai.response.id", envelope.response_id),
         **_some("gen_ai.usage.input_tokens", envelope.input_tokens),
@@ -162,15 +205,8 @@ def _server(url: str | None) -> Attributes:
     return {"server.address": parts.hostname, "server.port": port or default}
 
 
-def _body_model(body: str | None) -> str | None:
-    if not body:
-        return None
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return None
-    model = payload.get("model") if isinstance(payload, dict) else None
-    return model if isinstance(model, str) and model else None
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _timing_attributes(timing: Mapping[str, Any]) -> Attributes:
