@@ -4,16 +4,19 @@ receiver that hangs slows no client, and spans past the queue are counted."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from otlp_receiver import Receiver
 from proxying import SECRET_VALUES, SECRETS, WAIT_S, RunningProxy
+from test_proxy_app import SIZE, post, proxy_app, until
 from test_proxy_cli import proxy_process
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.otlp.export import OtlpExport
+from toolstream_tui.proxy_log import ProxyLog
 
 ANTHROPIC = "/scenarios/anthropic-quirks/v1/messages"
 CHAT = "/scenarios/index0-reused/v1/chat/completions"  # two calls at index 0, an anomaly
@@ -95,3 +98,18 @@ def test_spans_past_the_queue_are_dropped_and_counted(stub: StubServer, receiver
     assert (counts.sent, counts.dropped, counts.unsent) == (2, 1, 0)
     assert "1 dropped (the queue of 1 was full)" in export.summary()
     assert len(receiver.wait_for_spans(2)) == 2
+
+
+async def test_the_request_list_says_what_was_sent(stub: StubServer, receiver: Receiver) -> None:
+    log = ProxyLog(tapes=True, otlp=OtlpExport(receiver.url))
+    async with proxy_app(stub.base_url, log) as (app, url), app.run_test(size=SIZE) as pilot:
+        await post(url + CHAT)
+        await until(lambda: log.finished_count == 1, pilot)
+        await asyncio.to_thread(receiver.wait_for_spans, 1)
+        await until(lambda: log.otlp is not None and log.otlp.counts.sent == 1, pilot)
+        screen = app.requests
+        assert "otlp: 1 sent" in screen.status_text(screen.table.ids)
+        receiver.hold()
+        await post(url + CHAT)
+        await until(lambda: log.finished_count == 2, pilot)
+        assert "otlp: 1 sent, 1 waiting" in screen.status_text(screen.table.ids)

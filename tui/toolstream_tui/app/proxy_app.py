@@ -210,6 +210,8 @@ class RequestListScreen(Screen[None]):
             parts.append(f"⚠ {with_anomalies} with anomalies")
         if self.anomalies_only:
             parts.append(f"showing {len(ids)} with anomalies")
+        if self.proxy_log.otlp is not None:  # --otlp: spans sent, waiting, dropped
+            parts.append(self.proxy_log.otlp.status())
         parts.append("following newest" if self.follow else "f: follow newest")
         parts.append(self.origin or f"listening on {self.listening} → {self.upstream}")
         return " · ".join(parts)

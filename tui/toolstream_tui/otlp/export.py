@@ -130,6 +130,18 @@ class OtlpExport:
             self._exporter.shutdown()
         return self.counts
 
+    def status(self) -> str:
+        """A few words for a status line while spans are being sent."""
+        counts = self.counts
+        parts = [f"otlp: {counts.sent} sent"]
+        waiting = counts.unsent
+        for number, what in ((waiting, "waiting"), (counts.dropped, "dropped")):
+            if number:
+                parts.append(f"{number} {what}")
+        if counts.failed:
+            parts.append(f"{counts.failed} failed")
+        return ", ".join(parts)
+
     def summary(self) -> str:
         """One line on what was sent, and what was not and why."""
         counts = self.counts
