@@ -137,6 +137,9 @@ class EventStreamDecoder:
         payload, valid = decode_utf8(bytes(view[headers + headers_length : end]))
         return SSEEvent(self.dispatched, name, payload or error_message, None, None, valid)
 
+    def has_problems(self) -> bool:
+        return bool(self.problems)
+
     def take_problems(self, upto: int | None = None) -> list[str]:
         """The problems not yet taken; with `upto`, only those told by frame `upto`
         (a session that takes them after each frame names each at its own event,

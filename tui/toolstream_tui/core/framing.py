@@ -45,6 +45,10 @@ class Framer(Protocol):
         with `upto`, only what events up to that number told."""
         ...
 
+    def has_problems(self) -> bool:
+        """Are there problems not yet taken?"""
+        ...
+
     def close(self) -> tuple[list[SSEItem], str]: ...
 
 
@@ -53,6 +57,9 @@ class NoProblems:
 
     def take_problems(self, upto: int | None = None) -> list[str]:
         return []
+
+    def has_problems(self) -> bool:
+        return False
 
 
 def decode_utf8(data: bytes) -> tuple[str, bool]:

@@ -311,7 +311,8 @@ class StreamSession:
         dialect = self.dialect.current
         dialect.long_digit_runs = self.decoder.long_digit_runs
         on_event = dialect.on_event
-        per_event = self.mode == "eventstream"  # only frames can be invalid one by one
+        # only frames can be invalid one by one, and only where the read found a problem
+        per_event = self.mode == "eventstream" and self.decoder.has_problems()
         for item in items:
             if type(item) is SSEComment:
                 if live:

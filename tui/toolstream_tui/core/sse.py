@@ -130,6 +130,9 @@ class SSEDecoder:
         """What could not be framed (nothing, for SSE: every byte frames)."""
         return []
 
+    def has_problems(self) -> bool:
+        return False
+
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: comments still pending, and the text of an event that
         never got its blank line (not dispatched)."""

@@ -196,6 +196,8 @@ class BedrockDialect(Dialect):
         return slot
 
     def _on_block_delta(self, payload: dict[str, Any]) -> None:
+        if self._took_tool_input(payload):
+            return
         index = self._index(payload, "contentBlockDelta")
         delta = as_dict(payload.get("delta"))
         block = self._block_for_delta(index, delta)
@@ -208,6 +210,21 @@ class BedrockDialect(Dialect):
                 self.state.append_text(TEXT_DELTAS[key], value)
             elif key not in SILENT_DELTAS:
                 self.note("unknown-delta", index, f"delta member {excerpt(key, 60)!r} ignored")
+
+    def _took_tool_input(self, payload: dict[str, Any]) -> bool:
+        """The usual delta, in fewer steps (once per fragment): a string of tool input
+        for an open tool block. Anything else is left to the general path."""
+        index, delta = payload.get("contentBlockIndex"), payload.get("delta")
+        if type(index) is not int or type(delta) is not dict or len(delta) != 1:
+            return False
+        block, tool = self._blocks.get(index), delta.get("toolUse")
+        if block is None or block.slot is None or block.stopped or type(tool) is not dict:
+            return False
+        fragment = tool.get("input")
+        if type(fragment) is not str:
+            return False
+        self.state.append_fragment(block.slot, fragment, self.event, self.t)
+        return True
 
     def _block_for_delta(self, index: int | None, delta: dict[str, Any]) -> Block:
         """The delta's block; text and reasoning blocks begin with their first delta,
