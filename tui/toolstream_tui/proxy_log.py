@@ -451,7 +451,7 @@ class ExchangeRecording:
 
     @staticmethod
     async def _write(items: AsyncIterator[SourceItem]) -> None:
-        async with aclosing(items):
+        async with aclosing(items):  # type: ignore[type-var]
             async for _ in items:
                 pass
 

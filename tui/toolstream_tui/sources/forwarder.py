@@ -895,7 +895,8 @@ class Forwarder:
             proxy_headers=False,
             h11_max_incomplete_event_size=config.max_header_bytes,
             limit_concurrency=MAX_CONNECTIONS,
-            timeout_graceful_shutdown=config.shutdown_grace,
+            # Typed int, used as asyncio.timeout's delay: --drain 0.5 means half a second.
+            timeout_graceful_shutdown=config.shutdown_grace,  # type: ignore[arg-type]
         )
 
     async def _dispatch(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
