@@ -63,14 +63,10 @@ class StreamSpan:
                     self.request = RequestFacts(url=item.url, body=item.body)
                 yield item
 
-    def plan(self, session: StreamSession, model: str | None = None) -> SpanPlan:
-        request = self.request
-        if model:
-            request = RequestFacts(url=request.url, body=request.body, model=model)
+    def plan(self, session: StreamSession) -> SpanPlan:
         envelope = read_envelope(self.window, session.mode)
-        return span_plan(
-            build_report(session.state), request, envelope, self.redact, session.state.event_time
-        )
+        state = session.state
+        return span_plan(build_report(state), self.request, envelope, self.redact, state.event_time)
 
     def submit(self, export: OtlpExport, session: StreamSession) -> None:
         export.submit(self.plan(session), self.started_ns)
