@@ -10,6 +10,7 @@ import gzip
 import json
 import subprocess
 import sys
+import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from toolstream_stubs import StubServer
+from toolstream_tui import capturing
 from toolstream_tui.cli import main
 from toolstream_tui.sources import captures
 from toolstream_tui.sources.captures import (
@@ -417,3 +419,59 @@ def test_a_request_the_browser_got_no_response_to_is_an_error_saying_why(
     code, report, _ = stream_of(json.dumps(document).encode(), capsys, tmp_path)
     assert code == 1 and report["status"] == "error"
     assert report["error"] == "net::ERR_CONNECTION_REFUSED" and report["http_status"] is None
+
+
+def test_a_zip_capture_is_read_with_its_attached_bodies(
+    stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Playwright's .zip: the HAR names each body's file in the archive."""
+    code, out, err = headless(capsys, "--replay", str(DATA / "playwright-one.zip"))
+    report = json.loads(out)
+    assert code == 0 and report["source"].startswith("playwright-one.zip #2: POST")
+    assert "note: the body was read from the attached file " in err
+    assert SECRET not in out + err
+    entry = capture("playwright-one.har").streams[0]
+    assert calls(report) == calls(live_report(stub, entry, capsys))
+
+
+def unzipped(tmp_path: Path) -> Path:
+    with zipfile.ZipFile(DATA / "playwright-one.zip") as archive:
+        archive.extractall(tmp_path)
+    return tmp_path / "har.har"
+
+
+def test_attached_bodies_are_read_beside_the_har_and_their_absence_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    har = unzipped(tmp_path)
+    code, out, _ = headless(capsys, "--replay", str(har))
+    assert code == 0 and len(json.loads(out)["tool_calls"]) == 2
+    body = json.loads(har.read_text())["log"]["entries"][1]["response"]["content"]["_file"]
+    (tmp_path / body).unlink()
+    code, out, _ = headless(capsys, "--replay", str(har))
+    report = json.loads(out)
+    assert code == 1 and report["status"] == "error" and report["bytes"] == 0
+    assert report["error"] == f"the body is in the attached file {body}, missing or over 256 MiB"
+
+
+@pytest.mark.parametrize("name", ["../secret.txt", "/etc/passwd", ".hidden", "a/b.dat", ""])
+def test_an_attached_file_outside_the_hars_folder_is_never_read(name: str) -> None:
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    content = document["log"]["entries"][1]["response"]["content"]
+    del content["text"]
+    content["_file"] = name
+    asked: list[str] = []
+    read = read_capture(json.dumps(document).encode(), "t.har", lambda n: asked.append(n))
+    assert asked == [], "never asked for"
+    why = f"the body is in {name!r}, which is not a file name beside the HAR"
+    assert read.streams[0].unreadable == why
+
+
+@pytest.mark.parametrize(("size", "read"), [(99, True), (100, True), (101, False)])
+def test_an_attached_file_is_read_up_to_the_limit(
+    size: int, read: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(capturing, "MAX_INFLATED", 100)
+    (tmp_path / "body.dat").write_bytes(b"x" * size)
+    got = capturing.beside(tmp_path / "t.har")("body.dat")
+    assert got == (b"x" * size if read else None)

@@ -5,6 +5,8 @@ we think they write.
 - playwright.har: Chromium (Debian's), driven by Playwright's Python package with
   `record_har_path`, fetching several stub scenarios from a page of the stub's origin.
 - playwright-one.har: the same, one streaming scenario (and the page it ran on).
+- playwright-one.zip: the same as a .zip, Playwright's form for big captures: the
+  HAR names each body's file (`_file`) in the archive instead of holding it.
 - chromium-cdp.har: Chromium's own network log, read over the DevTools protocol
   (Network.* events and Network.getResponseBody) as DevTools does for its HAR
   export, written as HAR 1.2 here; it holds a fetch() stream and an EventSource,
@@ -73,7 +75,8 @@ def playwright_har(stub: StubServer, out: Path, names: tuple[str, ...]) -> None:
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
-        context = browser.new_context(record_har_path=str(out), record_har_content="embed")
+        content = "attach" if out.suffix == ".zip" else "embed"
+        context = browser.new_context(record_har_path=str(out), record_har_content=content)
         page = context.new_page()
         page.goto(stub.base_url + "/scenarios")  # a page of the stub's origin: same-origin fetch
         for name in names:
@@ -236,6 +239,7 @@ def main() -> None:
     with StubServer(speed=SPEED) as stub:
         playwright_har(stub, out / "playwright.har", MANY)
         playwright_har(stub, out / "playwright-one.har", (ONE,))
+        playwright_har(stub, out / "playwright-one.zip", (ONE,))  # the bodies as attached files
         cdp_har(stub, out / "chromium-cdp.har")
         mitmdump_flows(stub, out / "mitmdump.flows")
     print(f"captures written to {out}")

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from .commands.common import CannotUse, UsageError
 from .core.visible import inert
 from .sources import Source
+from .sources.base import plain_reason
 from .sources.captures import (
+    MAX_INFLATED,
     NOT_TIMED,
+    Attachment,
     Capture,
     CaptureError,
     CaptureSource,
@@ -30,6 +34,7 @@ from .sources.replay import ReplaySource, open_regular
 
 PROG = "toolstream-tui"
 SNIFF_BYTES = 4096
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 class CaptureList:
@@ -80,13 +85,55 @@ def load_capture(path: Path) -> Capture | None:
     try:
         with open_regular(path) as file:
             head = file.read(SNIFF_BYTES)
+            if head.startswith(ZIP_MAGIC):
+                return zipped_capture(path)
             if capture_kind(head) is None:
                 return None
             data = head + file.read()
     except (OSError, RecordingError):
         return None
     try:
-        return read_capture(data, path.name)
+        return read_capture(data, path.name, beside(path))
+    except CaptureError as exc:
+        raise CannotUse(f"cannot read capture {exc}") from exc
+
+
+def beside(path: Path) -> Attachment:
+    """The files a HAR names instead of holding bodies, in the HAR's own folder."""
+
+    def read(name: str) -> bytes | None:
+        try:
+            with open_regular(path.parent / name) as file:
+                data = file.read(MAX_INFLATED + 1)
+        except (OSError, RecordingError):
+            return None
+        return data if len(data) <= MAX_INFLATED else None
+
+    return read
+
+
+def zipped_capture(path: Path) -> Capture | None:
+    """A HAR in a zip archive with its attached files (Playwright's `.zip` captures);
+    None when the archive holds no HAR."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {info.filename: info for info in archive.infolist()}
+            hars = [name for name in members if name.endswith(".har")]
+            if len(hars) != 1:
+                return None
+
+            def read(name: str) -> bytes | None:
+                info = members.get(name)
+                if info is None or info.file_size > MAX_INFLATED:
+                    return None
+                return archive.read(info)
+
+            har = read(hars[0])
+            if har is None:
+                raise CannotUse(f"cannot read capture {path}: its HAR is over the size limit")
+            return read_capture(har, path.name, read)
+    except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
+        raise CannotUse(f"cannot read capture {path}: {plain_reason(exc)}") from exc
     except CaptureError as exc:
         raise CannotUse(f"cannot read capture {exc}") from exc
 

@@ -17,7 +17,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -55,6 +55,16 @@ EMPTY_BODY = (
     "the capture holds no response body{size} (browsers sometimes leave a stream's body "
     "out of a HAR)"
 )
+
+
+# A file a HAR names instead of holding a body (Playwright's `record_har_content=
+# "attach"`, and its .zip captures): its bytes, or None when it is not there.
+Attachment = Callable[[str], bytes | None]
+ATTACHED_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # one name in the HAR's folder
+
+
+def no_attachments(name: str) -> None:
+    return None
 
 
 class CaptureError(ValueError):
@@ -213,11 +223,12 @@ def capture_kind(head: bytes) -> str | None:
     return FLOWS if head[tag_at : tag_at + 1] == b"}" else None
 
 
-def read_capture(data: bytes, name: str) -> Capture:
-    """The capture in `data` (a file called `name`); raises CaptureError."""
+def read_capture(data: bytes, name: str, attachment: Attachment = no_attachments) -> Capture:
+    """The capture in `data` (a file called `name`), its attached files read with
+    `attachment`; raises CaptureError."""
     kind = capture_kind(data[:4096])
     if kind == HAR:
-        return read_har(data, name)
+        return read_har(data, name, attachment)
     if kind == FLOWS:
         return read_flows(data, name)
     raise CaptureError(f"{name} is neither a HAR file nor a mitmproxy flow file")
@@ -226,7 +237,7 @@ def read_capture(data: bytes, name: str) -> Capture:
 # -- HAR -----------------------------------------------------------------------------
 
 
-def read_har(data: bytes, name: str) -> Capture:
+def read_har(data: bytes, name: str, attachment: Attachment = no_attachments) -> Capture:
     try:
         document = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
@@ -239,17 +250,16 @@ def read_har(data: bytes, name: str) -> Capture:
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
         raise CaptureError(f'{name}: a HAR file needs "log": {{"entries": [...]}}')
-    return Capture(
-        HAR, name, tuple(har_entry(entry, n, name) for n, entry in enumerate(entries, 1))
-    )
+    read = [har_entry(entry, number, name, attachment) for number, entry in enumerate(entries, 1)]
+    return Capture(HAR, name, tuple(read))
 
 
-def har_entry(entry: Any, number: int, name: str) -> CaptureEntry:
+def har_entry(entry: Any, number: int, name: str, attachment: Attachment) -> CaptureEntry:
     where = f"{name}: entry {number}"
     request, response = _object(entry, "request", where), _object(entry, "response", where)
     started = _har_time(entry.get("startedDateTime"))
     head_t, end_t, timing_notes = har_timings(entry.get("timings"))
-    body, body_notes, unreadable = har_body(_object(response, "content", where))
+    body, body_notes, unreadable = har_body(_object(response, "content", where), attachment)
     status = response.get("status")
     has_response = _status(status) is not None and status > 0
     notes = (*timing_notes, *body_notes) if has_response else ()
@@ -259,7 +269,7 @@ def har_entry(entry: Any, number: int, name: str) -> CaptureEntry:
         method=str(request.get("method") or "GET"),
         url=str(request.get("url") or ""),
         request_headers=header_dict(_pairs(request.get("headers"))),
-        request_body=har_request_body(request.get("postData")),
+        request_body=har_request_body(request.get("postData"), attachment),
         started_at=started,
         status=status if has_response else None,
         reason=str(response.get("statusText") or ""),
@@ -314,9 +324,11 @@ def har_content_type(response: dict[str, Any]) -> str:
     return str(mime) if mime else ""
 
 
-def har_request_body(post_data: Any) -> bytes | None:
+def har_request_body(post_data: Any, attachment: Attachment = no_attachments) -> bytes | None:
     if not isinstance(post_data, dict):
         return None
+    if not post_data.get("text") and isinstance(post_data.get("_file"), str):
+        return attached(post_data["_file"], attachment)[0] or None
     text = post_data.get("text")
     if not isinstance(text, str):
         return None
@@ -328,9 +340,26 @@ def har_request_body(post_data: Any) -> bytes | None:
     return text.encode("utf-8", errors="surrogatepass")
 
 
-def har_body(content: dict[str, Any]) -> tuple[bytes, list[str], str]:
+def attached(name: str, attachment: Attachment) -> tuple[bytes, str]:
+    """The bytes of the file `name` a HAR names, and why they could not be read."""
+    if not ATTACHED_NAME.fullmatch(name):
+        return b"", f"the body is in {name!r}, which is not a file name beside the HAR"
+    data = attachment(name)
+    if data is None:
+        limit = MAX_INFLATED >> 20
+        return b"", f"the body is in the attached file {name}, missing or over {limit} MiB"
+    return data, ""
+
+
+def har_body(
+    content: dict[str, Any], attachment: Attachment = no_attachments
+) -> tuple[bytes, list[str], str]:
     """The response body's bytes, what was done to get them, and why they could not
     be got ("" when they could)."""
+    if not content.get("text") and isinstance(content.get("_file"), str):
+        data, problem = attached(content["_file"], attachment)
+        notes = [] if problem else [f"the body was read from the attached file {content['_file']}"]
+        return data, notes, problem
     text = content.get("text")
     size = content.get("size")
     if not isinstance(text, str) or not text:
