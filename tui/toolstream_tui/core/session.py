@@ -226,6 +226,7 @@ class StreamSession:
             if self._sniffing:
                 self._sniff(t, final=False)
         self.state.read_events.append(self.state.events)
+        self.state.read_bytes.append(self.state.bytes_received)
         if over_total:
             return self._cut(f"the stream passed the size limit of {self.max_bytes} bytes", t)
         if self.decoder.oversized:

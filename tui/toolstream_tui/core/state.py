@@ -189,6 +189,7 @@ class StreamState:
     response_at: float | None = None  # when the response head arrived
     read_times: array[float] = field(default_factory=lambda: array("d"))  # every read
     read_events: array[int] = field(default_factory=lambda: array("q"))  # events by its end
+    read_bytes: array[int] = field(default_factory=lambda: array("q"))  # bytes by its end
     first_text_at: float | None = None  # content text, not reasoning or refusal
     last_text_at: float | None = None
     text_deltas: int = 0
@@ -202,6 +203,8 @@ class StreamState:
     dialect_event: int | None = None
     finish_event: int | None = None
     end_event: int | None = None
+    error_event: int | None = None
+    finish_reason_event: int | None = None  # when `finish_reason` was first known
     _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
     _call_anomalies: dict[int, list[Anomaly]] = field(default_factory=dict)
     _next_free: int = 0  # every lane below it is taken
@@ -358,8 +361,10 @@ class StreamState:
         if self.finished:
             if reason is not None and self.finish_reason is None:
                 self.finish_reason = reason
+                self._stamp_finish_reason()
             return
         self.finish_reason = reason if reason is not None else self.finish_reason
+        self._stamp_finish_reason()
         self.finish_trigger = trigger
         self.finish_at = self.last_data_at
         self.finish_event = self.now
@@ -371,6 +376,11 @@ class StreamState:
         the stop_reason in message_delta, the finish in message_stop)."""
         if reason is not None:
             self.finish_reason = reason
+            self._stamp_finish_reason()
+
+    def _stamp_finish_reason(self) -> None:
+        if self.finish_reason is not None and self.finish_reason_event is None:
+            self.finish_reason_event = self.now
 
     def declare_tools(self, tools: DeclaredTools | None) -> None:
         self.tools = tools
@@ -385,6 +395,7 @@ class StreamState:
     def fail(self, message: str) -> None:
         if self.error is None:
             self.error = message
+            self.error_event = self.now
 
     def closing(self) -> None:
         """The byte stream is over: what is recorded from now on is stamped with the

@@ -5,14 +5,17 @@ the arguments became known. All times are seconds since the request was sent
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .events import Channel
 from .fields import FieldTiming
-from .state import CallSlot, StreamState
+from .state import CHANNEL_CODES, CallSlot, StreamState
 
 MAX_GAPS = 100  # per list, so a report stays readable on a stream that limps
+CONTENT_CODE = CHANNEL_CODES[Channel.CONTENT]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +131,23 @@ def gaps(times: Sequence[float], threshold: float, start: float | None = None) -
     return found
 
 
-def call_timing(slot: CallSlot, threshold: float) -> CallTiming:
-    times = slot.pieces.times
+def call_timing(slot: CallSlot, threshold: float, upto: int | None = None) -> CallTiming:
+    """The call's timing, as it stood after wire event `upto` (at the end by default)."""
+    pieces = slot.pieces
+    count = len(pieces) if upto is None else pieces.count_upto(upto)
+    times = pieces.times[:count] if count < len(pieces) else pieces.times
     silences = gaps(times, threshold, slot.started_at)
+    chars = None if upto is None else (pieces.ends[count - 1] if count else 0)
     fields = tuple(
         FieldTiming(field.key, _ms(field.named), _ms_or_none(field.complete))
-        for field in slot.fields().timings()
+        for field in slot.fields().timings(None, chars)
     )
+    named = upto is None or (slot.name_event is not None and slot.name_event <= upto)
     return CallTiming(
         index=slot.index,
-        name=slot.name,
+        name=slot.name if named else None,
         started=_ms(slot.started_at),
-        named=_ms_or_none(slot.named_at),
+        named=_ms_or_none(slot.named_at) if named else None,
         first_fragment=_ms_or_none(_first(times)),
         last_fragment=_ms_or_none(_last(times)),
         fragments=len(times),
@@ -150,38 +158,80 @@ def call_timing(slot: CallSlot, threshold: float) -> CallTiming:
     )
 
 
-def text_rate(state: StreamState) -> TextRate:
-    first, last = state.first_text_at, state.last_text_at
+def text_rate(state: StreamState, upto: int | None = None) -> TextRate:
+    if upto is None:
+        first, last, deltas = state.first_text_at, state.last_text_at, state.text_deltas
+    else:
+        first, last, deltas = content_times_upto(state, upto)
     seconds = (last - first) if first is not None and last is not None else None
-    rate = (state.text_deltas - 1) / seconds if seconds and state.text_deltas > 1 else None
+    rate = (deltas - 1) / seconds if seconds and deltas > 1 else None
+    text = state.text if upto is None else state.channel_text(Channel.CONTENT, upto)
     return TextRate(
-        deltas=state.text_deltas,
-        chars=len(state.text),
+        deltas=deltas,
+        chars=len(text),
         seconds=_ms_or_none(seconds),
         deltas_per_second=None if rate is None else round(rate, 1),
     )
 
 
-def stream_timing(state: StreamState) -> StreamTiming:
+def content_times_upto(state: StreamState, upto: int) -> tuple[float | None, float | None, int]:
+    """The first and the last content deltas' arrival times, and how many there were,
+    among the text pieces that had arrived by wire event `upto`."""
+    count = state.text_pieces.count_upto(upto)
+    codes = state.text_channels[:count]
+    deltas = codes.count(CONTENT_CODE)
+    if not deltas:
+        return None, None, 0
+    times = state.text_pieces.times
+    first = codes.index(CONTENT_CODE)
+    codes.reverse()
+    last = count - 1 - codes.index(CONTENT_CODE)
+    return times[first], times[last], deltas
+
+
+def reads_upto(state: StreamState, upto: int | None) -> int:
+    """How many reads had arrived by wire event `upto`: those up to the one that
+    completed it (all of them once the stream is over, or with no `upto`)."""
+    events, count = state.read_events, len(state.read_events)
+    if upto is None or (state.end_event is not None and upto >= state.end_event):
+        return count
+    if upto <= 0:
+        return 0
+    return min(count, bisect_left(events, upto) + 1)
+
+
+def stream_timing(state: StreamState, upto: int | None = None) -> StreamTiming:
+    """The stream's timing, as it stood after wire event `upto` (at the end by
+    default): what had not arrived by then is None, or left out."""
     threshold = state.stall_threshold
-    calls = tuple(call_timing(state.calls[index], threshold) for index in sorted(state.calls))
-    reads = state.read_times
+    indexes = sorted(
+        index for index, slot in state.calls.items() if upto is None or slot.started_event <= upto
+    )
+    calls = tuple(call_timing(state.calls[index], threshold, upto) for index in indexes)
+    count = reads_upto(state, upto)
+    reads = state.read_times[:count] if count < len(state.read_times) else state.read_times
     stalls = gaps(reads, threshold, state.response_at)
+    finished = upto is None or (state.finish_event is not None and state.finish_event <= upto)
+    text = text_rate(state, upto)
     return StreamTiming(
         response=_ms_or_none(state.response_at),
         first_byte=_ms_or_none(_first(reads)),
-        first_text=_ms_or_none(state.first_text_at),
+        first_text=_ms_or_none(state.first_text_at if upto is None else _first_text(state, upto)),
         first_tool_name=_earliest(call.named for call in calls),
         first_argument_byte=_earliest(call.first_fragment for call in calls),
         first_usable_field=_earliest(call.first_usable_field for call in calls),
-        finish=_ms_or_none(state.finish_at),
+        finish=_ms_or_none(state.finish_at) if finished else None,
         last_byte=_ms_or_none(_last(reads)),
-        text=text_rate(state),
+        text=text,
         stall_threshold=threshold,
         stalls=_listed(stalls),
         stalls_total=len(stalls),
         calls=calls,
     )
+
+
+def _first_text(state: StreamState, upto: int) -> float | None:
+    return content_times_upto(state, upto)[0]
 
 
 def _listed(found: list[Gap]) -> tuple[Gap, ...]:
