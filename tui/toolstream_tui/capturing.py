@@ -15,7 +15,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .commands.common import CannotUse, UsageError
+from .commands.common import EXIT_INTERRUPTED, CannotUse, UsageError
 from .core.visible import inert
 from .sources import Source
 from .sources.base import plain_reason
@@ -160,5 +160,8 @@ def watch_list(listing: CaptureList, args: argparse.Namespace, fail_on: frozense
                 f"{capture.name} holds no streaming response among its {len(capture.entries)} "
                 "requests; open it without --headless to see them all"
             )
-        return run(print_reports(capture, args, fail_on))
+        try:
+            return run(print_reports(capture, args, fail_on))
+        except KeyboardInterrupt:  # mid-way through a big capture: no traceback
+            return EXIT_INTERRUPTED
     return run(run_list_app(capture, listing.path, args))
