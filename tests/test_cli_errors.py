@@ -457,14 +457,24 @@ def test_version_is_the_installed_distribution_version() -> None:
     assert out == f"toolstream-tui {importlib.metadata.version('toolstream-tui')}\n"
 
 
-def test_help_for_url_names_the_three_dialects() -> None:
+def test_help_names_every_provider_it_reads() -> None:
     code, out, _ = run_main("--help")
-    start = out.index("  --url URL")
-    url_help = " ".join(out[start : out.index("\n  --", start + 1)].split())
+    description = " ".join(out[out.index("Watch LLM tool calls") : out.index("options:")].split())
     assert code == 0
     assert "OpenAI-compatible" not in out
-    for dialect in ("OpenAI chat completions", "Anthropic Messages", "OpenAI Responses"):
-        assert dialect in url_help
+    providers = (
+        "OpenAI chat completions and Responses",
+        "Anthropic Messages",
+        "Gemini",
+        "Vertex AI",
+        "Bedrock",
+        "Cohere",
+        "Ollama",
+        "Vercel AI SDK",
+    )
+    for provider in providers:
+        assert provider in description
+    assert "in any dialect (see --dialect)" in " ".join(out.split())
 
 
 # -- a reader that stops reading ----------------------------------------------------------
