@@ -475,3 +475,23 @@ def test_an_attached_file_is_read_up_to_the_limit(
     (tmp_path / "body.dat").write_bytes(b"x" * size)
     got = capturing.beside(tmp_path / "t.har")("body.dat")
     assert got == (b"x" * size if read else None)
+
+
+def test_cookies_and_query_keys_of_a_capture_are_redacted_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    entry = document["log"]["entries"][1]
+    entry["request"]["url"] += "?key=query-secret-123"
+    entry["request"]["headers"].append({"name": "Cookie", "value": "session=cookie-secret-456"})
+    entry["response"]["headers"].append({"name": "Set-Cookie", "value": "id=set-secret-789"})
+    entry["response"]["headers"].append({"name": "X-Echo", "value": "got query-secret-123"})
+    data = json.dumps(document).encode()
+    _, report, err = stream_of(data, capsys, tmp_path)
+    shown = json.dumps(report) + err
+    assert "key=[REDACTED]" in report["source"]
+    sent, head = list(read_capture(data, "t.har").streams[0].items())[:2]
+    assert sent.headers["Cookie"] == "[REDACTED]" and "key=[REDACTED]" in sent.url
+    assert "Set-Cookie" not in head.headers and head.headers["X-Echo"] == "got [REDACTED]"
+    for secret in ("query-secret-123", "cookie-secret-456", "set-secret-789"):
+        assert secret not in shown + repr(sent) + repr(head)

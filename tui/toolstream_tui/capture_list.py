@@ -54,7 +54,7 @@ def entry_tap(entry: CaptureEntry) -> Tap:
     tap = Tap(exchange)
     for note in entry.notes:
         tap.put(Note(note))
-    for item in entry.response_items():
+    for item in entry.response_items(entry.redactor()):
         tap.put(item)
     tap.put(TapEnd(entry.end_t or entry.head_t or 0.0, len(entry.body)))
     return tap

@@ -120,10 +120,11 @@ class CaptureEntry:
             headers=redactor.headers(self.request_headers),
             body=redactor.text(body) if body is not None else None,
         )
-        yield from self.response_items()
+        yield from self.response_items(redactor)
 
-    def response_items(self) -> Iterator[SourceItem]:
-        """The response as a source yields it: the head, the body, how it stopped."""
+    def response_items(self, redactor: Redactor) -> Iterator[SourceItem]:
+        """The response as a source yields it: the head (its URL redacted), the
+        body, how it stopped."""
         if self.status is None:
             yield TransportError(self.error or NO_RESPONSE, self.end_t or 0.0)
             return
@@ -131,8 +132,8 @@ class CaptureEntry:
             status=self.status,
             content_type=self.content_type,
             reason=self.reason,
-            url=self.url,
-            headers=kept_response_headers(self.response_headers),
+            url=redactor.url(self.url),
+            headers=redactor.headers(kept_response_headers(self.response_headers)),
             t=self.head_t,
         )
         arrived = self.end_t if self.end_t is not None else (self.head_t or 0.0)
