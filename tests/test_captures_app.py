@@ -69,7 +69,7 @@ async def test_a_capture_of_several_streams_opens_the_request_list(
         await pilot.pause()
         assert screen.table.ids == sorted((e.number for e in read.entries), reverse=True)
         status = screen.status_text(screen.table.ids)
-        assert f"{len(read.streams)} streaming of {len(read.entries)}" in status
+        assert f"{len(read.streams)} streams in {len(read.entries)} requests · " in status
         assert NOT_TIMED in status
         for entry in read.streams:
             row, _tone = screen.table.row(entry.number)

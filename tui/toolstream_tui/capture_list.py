@@ -108,10 +108,12 @@ async def capture_app(
 def list_app(capture: Capture, path: Path, log: ProxyLog) -> ProxyApp:
     """The request list for the capture's entries, before they are read (`fill`)."""
     from .app.proxy_app import ProxyApp  # Textual loads only for the UI
+    from .views import plural
 
     streams = len(capture.streams)
     origin = (
-        f"{capture.kind} file {path.name}: {streams} streaming of {len(capture.entries)} · "
+        f"{capture.kind} file {path.name}: {plural(streams, 'stream')} in "
+        f"{plural(len(capture.entries), 'request')} · "
         f"{NOT_TIMED}"
     )
     app = ProxyApp(log, str(path), capture.kind, origin=origin)
