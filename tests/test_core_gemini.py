@@ -17,7 +17,7 @@ from streaming import CHARS, OBJECTS, SCALARS, TEXT, Run, cut, run, writes
 
 from toolstream_tui.core import SSEEvent
 from toolstream_tui.core.dialects.detect import dialect_of_completion, dialect_of_event
-from toolstream_tui.core.dialects.gemini import GeminiDialect, parse_path
+from toolstream_tui.core.dialects.gemini import ArgumentTree, GeminiDialect, parse_path
 from toolstream_tui.core.events import Channel, TextAppended
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
 from toolstream_tui.views import lane_view
@@ -717,3 +717,29 @@ def test_any_values_in_gemini_s_places_never_raise(
     r = run(sse(*responses), dialect=dialect, pieces=11)
     assert r.report["status"] in ("finished", "truncated", "error")
     assert r.code in (0, 1, 2)
+
+
+VERTEX_PATHS = st.sampled_from(["$.a", "$['a']", "$.a.b", "$.a[0]", "$.l[0]", "$.l[1].k", "$.l"])
+VERTEX_PIECES = st.fixed_dictionaries(
+    {"jsonPath": VERTEX_PATHS},
+    optional={
+        "stringValue": st.sampled_from(["x", "yz", ""]),
+        "numberValue": st.integers(-2, 2),
+        "willContinue": st.booleans(),
+    },
+)
+
+
+@given(st.lists(VERTEX_PIECES, max_size=12))
+def test_pieces_assemble_the_same_whether_their_paths_are_remembered_or_walked(
+    pieces: list[dict[str, Any]],
+) -> None:
+    """The tree remembers where each path led (a container is never replaced); a tree
+    that forgets before every piece gives the same problems and the same arguments."""
+    remembering, walking = ArgumentTree(), ArgumentTree()
+    for piece in pieces:
+        walking.places.clear()
+        assert remembering.add(piece) == walking.add(piece)
+    assert remembering.text() == walking.text()
+    assert remembering.open_paths() == walking.open_paths()
+    assert remembering.gaps() == walking.gaps()

@@ -176,6 +176,26 @@ def test_field_clock_tells_what_was_known_after_the_first_characters() -> None:
     assert [(f.key, f.complete) for f in clock.timings()] == [("city", 0.2), ("days", 0.3)]
 
 
+@given(st.lists(st.sampled_from(['$.a = "x" …\n', " [1, ", '"b": 2', "{", "}", ', "c"', ": 3"])))
+def test_field_clock_reads_nothing_before_a_brace_and_finds_what_a_whole_read_finds(
+    texts: list[str],
+) -> None:
+    """Text with no `{` cannot open an object: the clock waits for one, then reads
+    everything, and finds what one read of all of it finds."""
+    pieces = pieces_of(*((text, number / 10) for number, text in enumerate(texts, start=1)))
+    followed = FieldClock()
+    partial = TextPieces()
+    for number, text in enumerate(texts, start=1):
+        partial.append(text, number, number / 10)
+        followed.follow(partial)
+    whole = FieldClock()
+    whole.follow(pieces, final=True)
+    followed.follow(partial, final=True)
+    assert followed.timings() == whole.timings()
+    if not any("{" in text for text in texts):
+        assert followed.scanner.kept_chars == 0  # nothing was read
+
+
 def test_gaps_are_silences_over_the_threshold() -> None:
     found = gaps([0.2, 0.3, 1.8, 1.9, 3.5], threshold=1.0, start=0.1)
     assert [(gap.after, gap.start, round(gap.seconds, 6)) for gap in found] == [

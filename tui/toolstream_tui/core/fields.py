@@ -249,12 +249,18 @@ class FieldClock:
         self.scanner = FieldScanner()
         self._pieces = TextPieces()
         self._read = 0  # characters fed to the scanner
+        self._looked = 0  # characters seen to hold no `{` before any was fed
         self._final = False
 
     def follow(self, pieces: TextPieces, *, final: bool = False) -> None:
         """Read what arrived since the last call. `final`: the call will not grow
-        (it was parsed or the stream ended), so every field is settled now."""
+        (it was parsed or the stream ended), so every field is settled now. Until
+        a `{` arrives, no object can have begun: nothing is read (Vertex AI's pieces,
+        `$.path = value` lines, are never read at all)."""
         self._pieces = pieces
+        if not self._read and "{" not in pieces.slice(self._looked, pieces.length):
+            self._looked = pieces.length
+            return
         if pieces.length > self._read or (final and not self._final):
             self.scanner.feed(pieces.slice(self._read, pieces.length), final=final)
             self._read = pieces.length

@@ -13,11 +13,14 @@ from ..sse import SSEEvent
 from ..state import StreamState
 from ..strict_json import loads
 
+# json.dumps with these arguments builds an encoder at each call: one, built once
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 def compact_json(value: Any) -> str:
     """Serialised for the raw view (values decoded by strict_json always fit)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return _COMPACT.encode(value)
     except RecursionError:  # nested past what json (or repr) can walk: the wire event has it
         return f"({type(value).__name__} nested too deep to show)"
 

@@ -169,10 +169,15 @@ class ArgumentTree:
 
     root: ObjectNode = field(default_factory=ObjectNode)
     leaves: dict[str, Leaf] = field(default_factory=dict)  # by path, in order of arrival
+    # Each path found before: its segments and container. A container, once made,
+    # is never replaced, so the walk to it always ends at the same one (a string
+    # continued over many pieces names the same path each time).
+    places: dict[str, tuple[list[str | int], ObjectNode | ArrayNode]] = field(default_factory=dict)
 
     def add(self, piece: dict[str, Any]) -> tuple[str, str] | None:
         path = piece.get("jsonPath")
-        segments = parse_path(path) if isinstance(path, str) else None
+        place = self.places.get(path) if isinstance(path, str) else None
+        segments = place[0] if place else parse_path(path) if isinstance(path, str) else None
         if segments is None or len(segments) > MAX_PATH_DEPTH:
             shown = json.dumps(path, ensure_ascii=False) if isinstance(path, str) else _said(path)
             return "unexpected-shape", f"jsonPath {excerpt(shown, 80)} names no argument"
@@ -180,9 +185,11 @@ class ArgumentTree:
         if isinstance(found, str):
             return "unexpected-shape", f"{path}: {found}"
         value, problem = found
-        container = self._container(segments, path)
+        container = place[1] if place else self._container(segments, path)
         if isinstance(container, str):
             return "partial-args-conflict", container
+        if place is None:
+            self.places[path] = (segments, container)
         going_on = isinstance(value, str) and piece.get("willContinue") is True
         return self._set(container, segments[-1], path, value, going_on) or problem
 
