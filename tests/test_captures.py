@@ -5,6 +5,7 @@ stream reads it: the same calls, the secrets gone, what is missing said."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import json
@@ -18,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from virtual_clock import run_on_virtual_clock
 
 from toolstream_stubs import StubServer
 from toolstream_tui import capturing
@@ -31,6 +33,7 @@ from toolstream_tui.sources.captures import (
     NOT_TIMED,
     CaptureEntry,
     CaptureError,
+    CaptureSource,
     read_capture,
     tnetstring_value,
 )
@@ -495,3 +498,35 @@ def test_cookies_and_query_keys_of_a_capture_are_redacted_too(
     assert "Set-Cookie" not in head.headers and head.headers["X-Echo"] == "got [REDACTED]"
     for secret in ("query-secret-123", "cookie-secret-456", "set-secret-789"):
         assert secret not in shown + repr(sent) + repr(head)
+
+
+async def arrival_times(source: CaptureSource) -> list[tuple[str, float, float]]:
+    """Each item's kind, its recorded time and when (by the loop's clock) it came."""
+    start = asyncio.get_running_loop().time()
+    seen = []
+    async for item in source.items():
+        recorded = getattr(item, "t", None)
+        if recorded is not None:
+            now = asyncio.get_running_loop().time() - start
+            seen.append((type(item).__name__, recorded, round(now, 1)))
+    return seen
+
+
+@pytest.mark.parametrize(("speed", "head_at", "body_at"), [(1.0, 4.0, 10.0), (2.0, 2.0, 5.0)])
+def test_a_capture_replays_at_its_recorded_pace(
+    speed: float, head_at: float, body_at: float
+) -> None:
+    """The head at the HAR's blocked+…+wait, the body at the end of receive,
+    scaled by --speed; the times shown stay the recorded ones."""
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    timings = document["log"]["entries"][1]["timings"]
+    timings.update(blocked=-1, dns=-1, connect=-1, ssl=-1, send=0, wait=4000, receive=6000)
+    entry = read_capture(json.dumps(document).encode(), "t.har").streams[0]
+
+    async def replayed() -> list[tuple[str, float, float]]:
+        clock = asyncio.get_running_loop().time
+        return await arrival_times(CaptureSource(entry, "t.har", speed=speed, clock=clock))
+
+    seen = run_on_virtual_clock(replayed())
+    assert seen[0] == ("ResponseHead", 4.0, head_at)
+    assert set(seen[1:]) == {("BodyChunk", 10.0, body_at)}

@@ -46,7 +46,6 @@ NO_RESPONSE = "the capture holds no response"
 PIECE = 64 * 1024  # the body is handed on in reads of this size, as a replay's are
 HAR_START = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"log"\s*:')
 TNETSTRING_START = re.compile(rb"(\d{1,12}):")  # match() anchors it where it is asked
-TNETSTRING_TAGS = b",;#^!~]}"
 MAX_INFLATED = 256 << 20  # a gzip'd body inflating past this is refused (a bomb)
 MAX_DEPTH = 64  # a flow nests a few levels; deeper is not a flow (and would exhaust the stack)
 # The body is already decoded (undone here) or counted anew (by the core).
@@ -113,6 +112,7 @@ class CaptureEntry:
         from the request; the body's secrets are redacted by the source that
         reads these (`Redactor.stream`)."""
         redactor = self.redactor(dialect)
+        # As http.redacted_request does, without loading httpx for a replay.
         body = self.request_body.decode("utf-8", errors="replace") if self.request_body else None
         yield RequestSent(
             method=self.method,
