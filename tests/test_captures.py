@@ -49,6 +49,7 @@ CAPTURES = {  # file: its kind, its entries, and the scenarios of its streaming 
     "playwright-one.har": (HAR, 2, ["demo"]),
     "chromium-cdp.har": (HAR, 4, ["demo", "anthropic-parallel"]),
     "mitmdump.flows": (FLOWS, 3, ["demo", "anthropic-parallel", "truncated"]),
+    "mitmdump.har": (HAR, 3, ["demo", "anthropic-parallel", "truncated"]),
 }
 
 

@@ -55,7 +55,9 @@ async def live_state(stub: StubServer, url: str, body: bytes | None) -> StreamSt
         return app.session.state
 
 
-@pytest.mark.parametrize("name", ["playwright.har", "chromium-cdp.har", "mitmdump.flows"])
+@pytest.mark.parametrize(
+    "name", ["playwright.har", "chromium-cdp.har", "mitmdump.flows", "mitmdump.har"]
+)
 async def test_a_capture_of_several_streams_opens_the_request_list(
     name: str, stub: StubServer
 ) -> None:

@@ -64,12 +64,13 @@ def test_a_har_playwright_records_with_chromium_opens_with_the_live_calls(
     check_against_live(har, stub, capsys, len(tools.MANY))
 
 
-def test_a_flow_file_mitmdump_records_opens_with_the_live_calls(
+def test_a_flow_file_and_a_har_mitmdump_records_open_with_the_live_calls(
     stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if shutil.which("mitmdump") is None:
         pytest.skip("mitmdump is not on PATH (pip install mitmproxy, in a venv of its own)")
     tools = recorder()
-    flows = tmp_path / "run.flows"
-    tools.mitmdump_flows(stub, flows)
+    flows, har = tmp_path / "run.flows", tmp_path / "run.har"
+    tools.mitmdump_flows(stub, flows, har)
     check_against_live(flows, stub, capsys, 3)
+    check_against_live(har, stub, capsys, 3)

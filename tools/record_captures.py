@@ -12,7 +12,8 @@ we think they write.
   export, written as HAR 1.2 here; it holds a fetch() stream and an EventSource,
   whose body Chromium does not keep (an empty body in the HAR).
 - mitmdump.flows: `mitmdump -w` in reverse-proxy mode in front of the stub, the
-  requests sent through it with urllib (one answered gzip'd: the stub's gzip fault).
+  requests sent through it with urllib (one answered gzip'd: the stub's gzip fault);
+  mitmdump.har: the same requests in mitmproxy's HAR export (`--set hardump=`).
 
 Every request carries `Authorization: Bearer sk-capture-secret-…` so the tests can
 check it never reaches the screen or a report.
@@ -197,12 +198,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def mitmdump_flows(stub: StubServer, out: Path) -> None:
+def mitmdump_flows(stub: StubServer, out: Path, har: Path | None = None) -> None:
+    """`out` written by `mitmdump -w`; with `har`, mitmproxy's HAR export too."""
     beside = Path(sys.executable).with_name("mitmdump")
     mitmdump = str(beside) if beside.exists() else shutil.which("mitmdump") or "mitmdump"
     port = free_port()
     command = [mitmdump, "-q", "-w", str(out), "--listen-host", "127.0.0.1"]
     command += ["-p", str(port), "--mode", f"reverse:{stub.base_url}"]
+    if har is not None:
+        command += ["--set", f"hardump={har}"]
     process = subprocess.Popen(command)
     try:
         wait_for_port(port)
@@ -241,7 +245,7 @@ def main() -> None:
         playwright_har(stub, out / "playwright-one.har", (ONE,))
         playwright_har(stub, out / "playwright-one.zip", (ONE,))  # the bodies as attached files
         cdp_har(stub, out / "chromium-cdp.har")
-        mitmdump_flows(stub, out / "mitmdump.flows")
+        mitmdump_flows(stub, out / "mitmdump.flows", out / "mitmdump.har")
     print(f"captures written to {out}")
 
 
