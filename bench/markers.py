@@ -5,7 +5,7 @@ table, so when the app's look changes, this file is the one to update.
 The markers follow what the app draws today (tui/toolstream_tui/app/):
 - the status bar is the first row: `state · anomalies · elapsed · N events ·
   bytes · dialect · source · …`, fields cut from the right when narrow; paused,
-  `PAUSED at event N of M received` replaces the event count;
+  `PAUSED · at event 31,204 of 217,383 · 4.81 s` replaces the event count;
 - a lane is a box titled `#index name · id`, its state (`streaming`, `parsed`…)
   in its bottom border; its border is round (`╭`), double (`╔`) when selected;
   a tree view starts with its root, `▼ {} n keys`;
@@ -25,7 +25,7 @@ from .terminal import Frame
 STATUS_ROW = 0
 ASSISTANT_FIRST_ROW = 2  # under the status bar and the boxes' top border
 STATE = re.compile(r"^ ?(connecting|streaming|finished|truncated|error)\b")
-EVENTS = re.compile(r" · (\d+) events\b| PAUSED at event (\d+) ")
+EVENTS = re.compile(r" · (\d+) events\b| at event ([\d,]+) of ")
 PAUSED = " PAUSED "
 LANE_TITLE = re.compile(r"([╭╔])[─═] #(\d+) ")
 FOCUSED_CORNER = "╔"
@@ -63,7 +63,7 @@ def finished(frame: Frame) -> bool:
 
 def events_shown(frame: Frame) -> int | None:
     found = EVENTS.search(status(frame))
-    return int(found.group(1) or found.group(2)) if found else None
+    return int((found.group(1) or found.group(2)).replace(",", "")) if found else None
 
 
 def paused(frame: Frame) -> bool:

@@ -180,7 +180,7 @@ def test_the_selected_lane_and_the_status_are_read_off_a_frame() -> None:
     markers = bench_module("markers")
     terminal = bench_module("terminal")
     raw = [
-        " streaming · PAUSED at event 12 of 40 received · no anomalies · 0.1s · 1 KB",
+        " streaming · PAUSED · at event 12 of 40 · 0.10 s · no anomalies · 1 KB",
         "╭─ #0 get_weather · call_0 ─╮",
         "│ {} │",
         "╰─────────────── streaming ─╯",

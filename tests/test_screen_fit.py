@@ -114,7 +114,7 @@ async def test_paused_says_which_event_is_shown_of_how_many(app_stub: StubServer
         await pilot.press("n", "n", "n")
         received = app.session.state.events
         line = str(app.stream.status_bar.render())
-        assert f"PAUSED at event 3 of {received} received" in line
+        assert f"PAUSED · at event 3 of {received} · " in line
         assert "no data for" not in line
 
 

@@ -8,7 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 from .core import StreamState
-from .core.report import report_pieces
+from .core.report import printable_pieces, report_pieces
+from .core.upto import report_upto, shown_event
 from .core.visible import inert
 from .sources.recording import Tape, timing_path
 
@@ -18,16 +19,48 @@ SCREENSHOT = "screen.svg"
 README = "README.md"
 
 
-def write_bundle(directory: Path, tape: Tape, state: StreamState, screenshot: str | None) -> Path:
-    """Write the bundle into `directory` (created if needed); raises OSError."""
+def write_bundle(
+    directory: Path,
+    tape: Tape,
+    state: StreamState,
+    screenshot: str | None,
+    *,
+    upto: int | None = None,
+) -> Path:
+    """Write the bundle into `directory` (created if needed); raises OSError.
+    `upto`: the report is the stream as it stood after that wire event (the app's
+    display cursor), marked so; the recording is always the whole of it."""
     directory.mkdir(parents=True, exist_ok=True)
     tape.save(directory / RECORDING)
+    pieces = report_pieces(state) if upto is None else printable_pieces(report_upto(state, upto))
     with (directory / REPORT).open("w", encoding="utf-8") as report:
-        report.writelines(report_pieces(state))
+        report.writelines(pieces)
     if screenshot is not None:
         (directory / SCREENSHOT).write_text(screenshot, encoding="utf-8")
-    (directory / README).write_text(readme(state, screenshot is not None), encoding="utf-8")
+    text = readme(state, screenshot is not None)
+    if upto is not None:
+        text += as_of_note(state, upto)
+    (directory / README).write_text(text, encoding="utf-8")
     return directory
+
+
+def as_of_note(state: StreamState, upto: int) -> str:
+    """What a bundle written at a display cursor says about it."""
+    event = shown_event(state, upto)
+    return "\n".join(
+        [
+            "## As of event " + f"{event:,}",
+            "",
+            f"The report and the picture show the stream as it stood after wire event {event} "
+            f"of {state.events} (the recording holds all of it). To open it there:",
+            "",
+            "```sh",
+            f"toolstream-tui --replay {RECORDING} --at {event}",
+            f"toolstream-tui --replay {RECORDING} --headless --until-event {event}",
+            "```",
+            "",
+        ]
+    )
 
 
 def readme(state: StreamState, with_screenshot: bool) -> str:

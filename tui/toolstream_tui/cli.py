@@ -37,7 +37,6 @@ from .core import StreamSession, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.dialects.detect import DIALECTS
 from .core.events import Status
-from .core.report import report_utf8_pieces
 from .core.visible import inert
 from .options import WatchOptions
 from .otlp import OtlpUnavailable
@@ -51,6 +50,13 @@ from .otlp.watching import (
 from .sources import Limits, Source, pump, run_to_end
 from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items
+from .time_travel import (
+    Until,
+    add_time_travel_options,
+    check_time_travel,
+    headless_report,
+    until_cursor,
+)
 
 if TYPE_CHECKING:
     from .capturing import CaptureList
@@ -81,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_display_options(parser)
     add_limit_options(parser)
     add_output_options(parser)
+    add_time_travel_options(parser)
     return parser
 
 
@@ -312,6 +319,7 @@ def watch_options(args: argparse.Namespace, otlp: OtlpExport | None = None) -> W
         preview=args.preview,
         notice=args.notice,
         otlp=otlp,
+        start_at=args.at,
     )
 
 
@@ -323,6 +331,7 @@ def run_headless(
     bundle: Path | None = None,
     fail_on: frozenset[str] = frozenset(),
     otlp: OtlpExport | None = None,
+    until: Until | None = None,
 ) -> int:
     session = limits.session(source.label, dialect, live=False)
     tape = Tape(source.label) if bundle is not None else None
@@ -343,7 +352,7 @@ def run_headless(
         session.interrupt("interrupted by the user", 0.0)
         status = EXIT_INTERRUPTED
     try:
-        write_utf8_to_stdout(report_utf8_pieces(session.state))
+        write_utf8_to_stdout(headless_report(session.state, until))
     except BrokenPipeError:  # the reader stopped reading (`| head`): the rest goes nowhere
         stop_writing_stdout()
         status = status or EXIT_BROKEN_PIPE
@@ -453,6 +462,7 @@ def otlp_export(url: str | None) -> OtlpExport | None:
 def watch(args: argparse.Namespace) -> int:
     """Watch the source the arguments name, headless or in the app."""
     fail_on = fail_on_kinds(args.fail_on, args.headless)
+    check_time_travel(args)
     no_terminal = None if args.headless else missing_terminal()
     if no_terminal:  # checked before any request goes out
         raise UsageError(
@@ -474,7 +484,14 @@ def watch(args: argparse.Namespace) -> int:
         return code
     if args.headless:
         return run_headless(
-            source, args.record, args.dialect, limits_of(args), args.bundle, fail_on, otlp
+            source,
+            args.record,
+            args.dialect,
+            limits_of(args),
+            args.bundle,
+            fail_on,
+            otlp,
+            until=lambda state: until_cursor(args, state),
         )
     collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from .app import run_app  # Textual loads only for the UI

@@ -23,6 +23,7 @@ class WatchOptions:
     typing_cps: float | None = None  # reveal text at this many characters a second
     preview: bool = False  # start with live previews of streaming arguments
     start_paused: bool = False
+    start_at: int | None = None  # open paused at this wire event (--at), once it has arrived
     notice: str | None = None  # a warning to show at start
     output_dir: Path | None = None  # where exports, screenshots and bundles go (default: cwd)
     theme: str = "textual-dark"

@@ -18,6 +18,16 @@ from typing import TYPE_CHECKING
 from .core.pieces import TextPieces
 from .core.state import CallSlot, StreamState
 from .core.strict_json import loads
+from .core.upto import (
+    bytes_upto,
+    cursor_for_event,
+    dialect_upto,
+    event_at_time,
+    is_over,
+    is_settled,
+    last_cursor,
+    shown_event,
+)
 from .core.visible import escaped, inert
 
 if TYPE_CHECKING:
@@ -49,11 +59,6 @@ def shortened(text: str, width: int) -> str:
 
 
 # -- the stream at the cursor ---------------------------------------------------------
-def is_over(state: StreamState, upto: int) -> bool:
-    """Has the display reached the end of the stream?"""
-    return state.end_event is not None and upto >= state.end_event
-
-
 def calls_upto(state: StreamState, upto: int) -> list[int]:
     """The indexes of the calls that had started by wire event `upto`, in order."""
     return sorted(index for index, slot in state.calls.items() if slot.started_event <= upto)
@@ -98,11 +103,6 @@ def anomalies_upto(state: StreamState, upto: int) -> int:
     """How many distinct anomalies had been seen by wire event `upto` (they are
     recorded in the order first seen)."""
     return bisect_right(state.anomalies, upto, key=lambda anomaly: anomaly.stamps[0])
-
-
-def is_settled(slot: CallSlot, upto: int) -> bool:
-    """Was the call parsed (or found unfinished at the end) by wire event `upto`?"""
-    return slot.settled_event is not None and slot.settled_event <= upto
 
 
 def parsed_upto(slot: CallSlot, upto: int) -> bool:
@@ -276,12 +276,17 @@ class StatusView:
     failed_calls: int
     rejected_calls: int
 
+    @property
+    def position(self) -> str:
+        """Where the display cursor is: `at event 31,204 of 217,383 · 4.81 s`."""
+        return f"at event {self.shown_events:,} of {self.received_events:,} · {self.elapsed:.2f} s"
+
     def parts(self) -> list[StatusPart]:
         """Most important first: a narrow terminal cuts the status from the right."""
         parts = [StatusPart(self.state, f"state-{self.state}")]
         if self.paused:
-            text = f"PAUSED at event {self.shown_events} of {self.received_events} received"
-            parts.append(StatusPart(text, "paused"))
+            parts.append(StatusPart("PAUSED", "paused"))
+            parts.append(StatusPart(self.position, "position"))
         if self.anomalies:
             text = f"⚠ {plural(self.anomalies, 'anomaly', 'anomalies')}"
             parts.append(StatusPart(text, "anomalies"))
@@ -292,7 +297,8 @@ class StatusView:
         if self.rejected_calls:
             text = f"{plural(self.rejected_calls, 'call')} against schema"
             parts.append(StatusPart(text, "warn"))
-        parts.append(StatusPart(f"{self.elapsed:.1f}s", ""))
+        if not self.paused:
+            parts.append(StatusPart(f"{self.elapsed:.1f}s", ""))
         if self.waiting is not None:
             parts.append(StatusPart(f"no data for {self.waiting:.1f}s", "warn"))
         if not self.paused:
@@ -347,7 +353,7 @@ def status_view(
         stream_state = "connecting"
     else:
         stream_state = "streaming"
-    shown = min(upto, state.events)
+    shown = shown_event(state, upto)
     if over:
         elapsed = state.read_times[-1] if len(state.read_times) else live_elapsed
     elif paused:
@@ -358,12 +364,12 @@ def status_view(
     counts = counts or call_counts(state, upto)
     return StatusView(
         source=state.source,
-        dialect=state.dialect if (state.dialect_event or 0) <= upto else "detecting",
+        dialect=dialect_upto(state, upto),
         state=stream_state,
         paused=paused,
         shown_events=shown,
         received_events=state.events,
-        received_bytes=state.bytes_received,
+        received_bytes=bytes_upto(state, upto) if paused else state.bytes_received,
         first_event=state.event_time(1) if shown >= 1 else None,
         elapsed=elapsed,
         waiting=waiting,
@@ -534,3 +540,64 @@ def fragment_cells(row: FragmentRow) -> tuple[str, ...]:
     """The row's cells but the fragment, in FRAGMENT_COLUMNS order."""
     alone = "parses" if row.parses_alone else "no"
     return (str(row.number), str(row.event), f"{row.arrived:.3f}s", str(row.length), alone)
+
+
+# -- moving the display cursor -----------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ScrubView:
+    """A scrub bar: the column of the cursor, the columns where an anomaly was first
+    seen, and the cursor each column stands for (a click or a drag goes there)."""
+
+    at: int
+    marks: frozenset[int]
+    cursors: tuple[int, ...]
+
+
+def scrub_view(state: StreamState, upto: int, width: int, end: float | None = None) -> ScrubView:
+    """A bar of `width` columns over the whole stream: by event number, or with
+    `end` by time from 0 to `end` seconds (lined up with the timeline's axis)."""
+    width = max(1, width)
+    last = last_cursor(state)
+    if end is None:
+        cursors = tuple(round(column * last / max(1, width - 1)) for column in range(width))
+        at = round(min(upto, last) * (width - 1) / last) if last else 0
+        marks = frozenset(
+            round(min(anomaly.stamps[0], last) * (width - 1) / last) if last else 0
+            for anomaly in state.anomalies
+        )
+        return ScrubView(at, marks, cursors)
+    span = end if end > 0 else 1.0
+    cursors = tuple(
+        event_at_time(state, span * column / max(1, width - 1)) for column in range(width)
+    )
+    at = bisect_right(cursors, upto) - 1 if upto < last else width - 1
+    marks = frozenset(
+        max(0, bisect_right(cursors, min(anomaly.stamps[0], last)) - 1)
+        for anomaly in state.anomalies
+    )
+    return ScrubView(max(0, at), marks, cursors)
+
+
+def parse_position(text: str) -> tuple[str, float] | str:
+    """What a person typed to go somewhere: an event number (`31204`, `31,204`)
+    as ("event", n), or a time since the request (`12.5s`) as ("time", seconds);
+    otherwise what is wrong with it."""
+    typed = text.strip().replace(",", "").replace("_", "")
+    try:
+        if typed.lower().endswith("s"):
+            seconds = float(typed[:-1].strip())
+            if seconds >= 0 and seconds != float("inf"):
+                return ("time", seconds)
+        elif typed.isdigit():
+            return ("event", int(typed))
+    except ValueError:
+        pass
+    return f"not an event number or a time like 12.5s: {inert(text.strip())!r}"
+
+
+def cursor_for(state: StreamState, position: tuple[str, float]) -> int:
+    """The cursor for a parsed position (see `parse_position`)."""
+    kind, value = position
+    if kind == "time":
+        return event_at_time(state, value)
+    return cursor_for_event(state, int(value))

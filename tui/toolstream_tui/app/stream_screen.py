@@ -26,18 +26,28 @@ from textual.widgets import Static
 from ..bundle import write_bundle
 from ..core.report import report_json
 from ..core.state import CallSlot
-from ..core.timing import stream_timing
+from ..core.timing import reads_upto, stream_timing
+from ..core.upto import (
+    cursor_for_event,
+    next_anomaly,
+    next_call_moment,
+    previous_anomaly,
+    previous_call_moment,
+    report_upto_json,
+)
 from ..core.visible import inert_text
 from ..views import (
     CallsAt,
     FragmentRows,
     call_row,
     calls_upto,
+    cursor_for,
     is_over,
     is_settled,
     lane_title,
     lane_view,
     parsed_upto,
+    scrub_view,
     shortened,
     status_view,
 )
@@ -47,6 +57,7 @@ from .widgets.key_footer import KeyFooter
 from .widgets.lane import CallLane
 from .widgets.lanes import CallList, LaneColumn
 from .widgets.raw_log import RawLog
+from .widgets.scrub_bar import ScrubBar
 from .widgets.status_bar import StatusBar
 from .widgets.text_pane import TextPane
 
@@ -73,7 +84,84 @@ class StreamScreen(Screen[None]):
     CSS_PATH = "stream_screen.tcss"
     BINDINGS = [
         Binding("space", "toggle_pause", "Pause", tooltip="Pause or resume the display"),
-        Binding("n", "step", "Step", tooltip="Show one more wire event (pauses)", show=False),
+        Binding(
+            "n,shift+right",
+            "step(1)",
+            "Step",
+            tooltip="Show one more wire event (pauses)",
+            show=False,
+            id="stream.step",
+        ),
+        Binding(
+            "N,shift+left",
+            "step(-1)",
+            "Step back",
+            tooltip="Show one wire event less (pauses)",
+            show=False,
+            id="stream.step-back",
+        ),
+        Binding(
+            "home",
+            "first",
+            "First",
+            tooltip="Before the first wire event",
+            show=False,
+            id="stream.first",
+        ),
+        Binding(
+            "end",
+            "last",
+            "Last",
+            tooltip="The stream as it ended (or as received so far)",
+            show=False,
+            id="stream.last",
+        ),
+        Binding(
+            "g",
+            "goto",
+            "Go to",
+            tooltip="Go to an event number or a time (12.5s)",
+            show=False,
+            id="stream.goto",
+        ),
+        Binding(
+            "left_square_bracket",
+            "anomaly(-1)",
+            "Previous anomaly",
+            tooltip="Back to the last event where an anomaly was seen",
+            show=False,
+            id="stream.anomaly-back",
+            key_display="[",
+        ),
+        Binding(
+            "right_square_bracket",
+            "anomaly(1)",
+            "Next anomaly",
+            tooltip="On to the next event where an anomaly was seen",
+            show=False,
+            id="stream.anomaly-next",
+            key_display="]",
+        ),
+        Binding(
+            "left_curly_bracket",
+            "moment(-1)",
+            "Previous call moment",
+            tooltip="Back to where a call started, got its name or settled (once you "
+            "picked a call with j/k or a click: that call's)",
+            show=False,
+            id="stream.moment-back",
+            key_display="{",
+        ),
+        Binding(
+            "right_curly_bracket",
+            "moment(1)",
+            "Next call moment",
+            tooltip="On to where a call starts, gets its name or settles (once you "
+            "picked a call with j/k or a click: that call's)",
+            show=False,
+            id="stream.moment-next",
+            key_display="}",
+        ),
         Binding("t", "toggle_lane", "Tree", tooltip="The selected call as tree or raw"),
         Binding("i", "inspect", "Inspect", tooltip="Every fragment of the selected call"),
         Binding("a", "anomalies", "Anomalies", tooltip="Every deviation from the textbook"),
@@ -134,6 +222,7 @@ class StreamScreen(Screen[None]):
         self.paused = self.options.start_paused
         self.previewing = self.options.preview
         self.selected: int | None = None
+        self.lane_chosen = False  # the person picked the selected call: { } follow it alone
         self.calls_at = CallsAt()
         self.raw_lanes: set[int] = set()  # parsed calls the person asked to see raw
         self.inspector: InspectorScreen | None = None  # kept between openings
@@ -144,6 +233,11 @@ class StreamScreen(Screen[None]):
         self._frame_seconds = 0.0  # what the last draw cost until it was on screen
         self._drawn_for: tuple[int, int, bool] | None = None  # cursor, events, paused
         self.status_bar = StatusBar(id="status")
+        self.scrub_bar = ScrubBar(
+            lambda width: scrub_view(self.watch.state, self.cursor, width), id="scrub"
+        )
+        self.scrub_bar.display = self.paused
+        self._going_to = watch.options.start_at  # --at: the event to stop at once it arrives
         self.error_banner = Static(id="error-banner")
         self.text_pane = TextPane(watch.state, self.options.typing_cps, id="text-pane")
         self.lanes = LaneColumn(id="lanes")
@@ -153,6 +247,7 @@ class StreamScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield self.status_bar
+        yield self.scrub_bar
         yield self.error_banner
         with Horizontal(id="main"):
             yield self.text_pane
@@ -195,10 +290,21 @@ class StreamScreen(Screen[None]):
         """The cursor follows the stream (unless paused), and what changed is drawn."""
         if not self.paused:
             self.cursor = self.horizon
+        elif self._going_to is not None:
+            self._go_on_to(self._going_to)
         now = self.options.clock()
         seconds, self._last_tick = now - self._last_tick, now
         if not self.still():
             self.draw(None if self.paused else seconds)
+
+    def _go_on_to(self, target: int) -> None:
+        """--at: the cursor follows what arrives until the event asked for is in."""
+        state = self.watch.state
+        if state.events >= target or state.ended:
+            self._going_to = None
+            self.cursor = cursor_for_event(state, target)
+        else:
+            self.cursor = self.horizon
 
     def still(self) -> bool:
         """Nothing on screen can have changed since the last draw: the cursor and
@@ -242,9 +348,14 @@ class StreamScreen(Screen[None]):
             )
         )
         self.text_pane.show(upto, seconds, over)
+        if self.scrub_bar.display != self.paused:
+            self.scrub_bar.display = self.paused
+        if self.paused:
+            self.scrub_bar.redraw()
         indexes = counts.started
         if self.selected not in indexes:
             self.selected = indexes[0] if indexes else None
+            self.lane_chosen = False
         self.lanes.show(
             state,
             indexes,
@@ -312,7 +423,7 @@ class StreamScreen(Screen[None]):
         self.watch = watch
         self.cursor = 0
         self.raw_lanes.clear()
-        self.selected = None
+        self.selected, self.lane_chosen = None, False
         self.settled_event.clear()
         self._bundle_written = False
         self.lanes.clear()
@@ -325,11 +436,57 @@ class StreamScreen(Screen[None]):
         self.paused = not self.paused
         self.draw(None)
 
-    def action_step(self) -> None:
-        if not self.paused:
-            self.paused = True
-        self.cursor = min(self.cursor + 1, self.horizon)
+    # -- moving the display cursor (each move pauses) ------------------------------------
+    def move_to(self, cursor: int) -> None:
+        """Show the stream as it stood after wire event `cursor`: nothing is read
+        again, every part is drawn from the state at the new cursor."""
+        self.paused = True
+        self._going_to = None
+        self.cursor = max(0, min(cursor, self.horizon))
         self.draw(None)
+
+    def action_step(self, step: int = 1) -> None:
+        self.move_to(self.cursor + step)
+
+    def action_first(self) -> None:
+        self.move_to(0)
+
+    def action_last(self) -> None:
+        self.move_to(self.horizon)
+
+    def action_anomaly(self, direction: int) -> None:
+        state = self.watch.state
+        found = (next_anomaly if direction > 0 else previous_anomaly)(state, self.cursor)
+        if found is None:
+            self.notify(f"no anomaly {'after' if direction > 0 else 'before'} this event")
+            return
+        self.move_to(found)
+
+    def action_moment(self, direction: int) -> None:
+        """The previous or next moment a call started, got its name or settled; the
+        chosen call's alone once the person chose one (j/k, a click)."""
+        index = self.selected if self.lane_chosen else None
+        state = self.watch.state
+        find = next_call_moment if direction > 0 else previous_call_moment
+        found = find(state, self.cursor, index)
+        if found is None:
+            which = "this call" if index is not None else "a call"
+            where = "after" if direction > 0 else "before"
+            self.notify(f"nothing happens to {which} {where} this event")
+            return
+        self.move_to(found)
+
+    def action_goto(self) -> None:
+        from .screens.goto import GotoScreen
+
+        def chosen(position: tuple[str, float] | None) -> None:
+            if position is not None:
+                self.move_to(cursor_for(self.watch.state, position))
+
+        self.app.push_screen(GotoScreen(self.watch.state.events), chosen)
+
+    def on_scrub_bar_scrubbed(self, message: ScrubBar.Scrubbed) -> None:
+        self.move_to(message.cursor)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
@@ -386,16 +543,17 @@ class StreamScreen(Screen[None]):
             return
         position = indexes.index(self.selected) + step if self.selected in indexes else 0
         self.selected = indexes[position % len(indexes)]
+        self.lane_chosen = True
         self.draw(None)
 
     def on_call_lane_clicked(self, message: CallLane.Clicked) -> None:
-        self.selected = message.index
+        self.selected, self.lane_chosen = message.index, True
         self.draw(None)
         if message.double:
             self.action_inspect()
 
     def on_call_list_picked(self, message: CallList.Picked) -> None:
-        self.selected = message.index
+        self.selected, self.lane_chosen = message.index, True
         self.draw(None)
 
     def action_inspect(self) -> None:
@@ -438,23 +596,53 @@ class StreamScreen(Screen[None]):
     def action_timeline(self) -> None:
         from .screens.timeline import TimelineScreen
 
-        self.app.push_screen(TimelineScreen(self.timeline_figures, lambda: self.watch.state.ended))
+        screen = TimelineScreen(
+            self.timeline_figures,
+            lambda: self.watch.state.ended,
+            scrub=lambda width, end: scrub_view(self.watch.state, self.cursor, width, end),
+            move=self.move_to,
+        )
+        self.app.push_screen(screen)
 
     def timeline_figures(self) -> TimelineFigures:
-        from .screens.timeline import TimelineFigures
+        """The timing as it stood at the cursor, on the axis of the whole stream
+        (paused), or of everything received (live)."""
+        from .screens.timeline import TimelineFigures, axis_end
 
-        state = self.watch.state
-        arrivals = {index: slot.pieces.times for index, slot in state.calls.items()}
-        return TimelineFigures(stream_timing(state), arrivals, state.read_times)
+        state, upto = self.watch.state, self.cursor
+        whole = TimelineFigures(
+            stream_timing(state),
+            {index: slot.pieces.times for index, slot in state.calls.items()},
+            state.read_times,
+        )
+        if not self.paused or is_over(state, upto):
+            return whole
+        arrivals = {
+            index: slot.pieces.times[: slot.pieces.count_upto(upto)]
+            for index, slot in state.calls.items()
+            if slot.started_event <= upto
+        }
+        reads = state.read_times[: reads_upto(state, upto)]
+        return TimelineFigures(stream_timing(state, upto), arrivals, reads, axis_end(whole))
+
+    @property
+    def cut_at(self) -> int | None:
+        """Where an export or a bundle is cut: the cursor while paused (the report as
+        of that event, marked so), None (everything received) while live."""
+        return self.cursor if self.paused else None
 
     def action_export(self) -> None:
         path = self.options.output / REPORT_NAME
+        upto = self.cut_at
+        state = self.watch.state
+        text = report_json(state) if upto is None else report_upto_json(state, upto)
         try:
-            path.write_text(report_json(self.watch.state), encoding="utf-8")
+            path.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.notify(f"cannot export to {shown_path(path)}: {exc.strerror}", severity="error")
             return
-        self.notify(f"report written to {shown_path(path)}")
+        where = "" if upto is None else f" as of event {min(upto, state.events):,}"
+        self.notify(f"report{where} written to {shown_path(path)}")
 
     def action_screenshot(self) -> None:
         try:
@@ -497,7 +685,13 @@ class StreamScreen(Screen[None]):
         """A repro bundle of what has arrived so far, with the screen as it is now;
         returns (and shows) what happened."""
         try:
-            write_bundle(directory, self.watch.tape, self.watch.state, self.app.export_screenshot())
+            write_bundle(
+                directory,
+                self.watch.tape,
+                self.watch.state,
+                self.app.export_screenshot(),
+                upto=self.cut_at,
+            )
         except OSError as exc:
             message = f"cannot write bundle to {shown_path(directory)}: {exc.strerror}"
             self.notify(message, severity="error")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Protocol
 
 from rich.cells import cell_len, get_character_cell_size, set_cell_size
@@ -144,6 +144,20 @@ class WrappedLines:
         work, base = self._tail + text, self.starts[-1]
         self.length = length
         self._tail = work[self._break_lines(work, base) :]
+
+    def truncate(self, length: int) -> None:
+        """Wrap only the first `length` characters, as if no more had come: the lines
+        whose breaks text past `length` may have decided are wrapped again. A break
+        is decided by the first character that does not fit after it (less than a
+        line's width on) or by a newline, so every line starting a width or more
+        before `length` stays as it is."""
+        if length >= self.length:
+            return
+        kept = max(1, bisect_left(self.starts, length - self.width))
+        del self.starts[kept:]
+        self.length = self.starts[-1]
+        self._tail = ""
+        self.extend_to(length)
 
     def line_of(self, offset: int) -> int:
         return max(0, bisect_right(self.starts, offset) - 1)

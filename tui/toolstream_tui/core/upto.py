@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from typing import Any
 
 from .events import Channel
-from .report import build_report, call_report
+from .report import build_report, call_report, printable_pieces
 from .state import CallSlot, StreamState
 from .surrogates import rejoin_pairs
 from .timing import reads_upto, stream_timing
@@ -119,7 +119,7 @@ def as_of(state: StreamState, upto: int) -> dict[str, Any]:
     return {
         "event": shown,
         "events": state.events,
-        "time": state.event_time(shown),
+        "time": None if (t := state.event_time(shown)) is None else round(t, 3),
         "ended": is_over(state, upto),
     }
 
@@ -168,6 +168,11 @@ def dialect_upto(state: StreamState, upto: int) -> str:
     """The dialect as known after wire event `upto` (given, or detected by then)."""
     known = state.dialect_event is not None and state.dialect_event <= upto
     return state.dialect if known else "detecting"
+
+
+def report_upto_json(state: StreamState, upto: int) -> str:
+    """`report_upto` as the headless report prints it."""
+    return "".join(printable_pieces(report_upto(state, upto)))
 
 
 def anomalies_upto(state: StreamState, upto: int) -> list[dict[str, Any]]:

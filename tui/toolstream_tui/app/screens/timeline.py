@@ -22,7 +22,9 @@ from textual.widget import Widget
 from ...core.fields import FieldTiming
 from ...core.timing import CallTiming, Gap, StreamTiming, TextRate, gaps
 from ...core.visible import inert
+from ...views import ScrubView
 from ..widgets.key_footer import KeyFooter
+from ..widgets.scrub_bar import ScrubBar
 
 FOLLOW_SECONDS = 1.0
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -50,6 +52,7 @@ class TimelineFigures:
     timing: StreamTiming
     arrivals: Mapping[int, Sequence[float]]
     reads: Sequence[float]
+    end: float | None = None  # the axis' end, when it is not the last time known (a cut)
 
 
 def milestones(timing: StreamTiming) -> list[tuple[str, float | None]]:
@@ -116,7 +119,10 @@ def silent_bins(silences: Iterable[Gap], start: float, end: float, width: int) -
 
 
 def axis_end(figures: TimelineFigures) -> float:
-    """The last time known (1 s when nothing is known or everything came at 0)."""
+    """The last time known (1 s when nothing is known or everything came at 0), or
+    the end the figures were given."""
+    if figures.end is not None:
+        return figures.end
     known = [t for _, t in milestones(figures.timing)]
     known.append(max(figures.reads, default=None))
     known.extend(max(times, default=None) for times in figures.arrivals.values())
@@ -373,19 +379,34 @@ class TimelineScreen(ModalScreen[None]):
     TimelineScreen Chart { height: auto; }
     TimelineScreen .fixed { padding-right: 1; }
     TimelineScreen .summary { margin-bottom: 1; }
+    TimelineScreen #timeline-scrub { padding: 0 1 0 19; background: $surface; }
     TimelineScreen VerticalScroll {
         height: 1fr; scrollbar-gutter: stable; scrollbar-size-vertical: 1;
     }
     """
     BINDINGS = [Binding("escape,q,w", "dismiss", "Close", id="timeline.close")]
 
-    def __init__(self, figures: Callable[[], TimelineFigures], ended: Callable[[], bool]) -> None:
-        """`figures`: the stream's timing and arrival times as of now; `ended`:
-        whether the stream is over (until then the screen follows it, redrawn
-        every FOLLOW_SECONDS: each redraw reads every arrival)."""
+    def __init__(
+        self,
+        figures: Callable[[], TimelineFigures],
+        ended: Callable[[], bool],
+        *,
+        scrub: Callable[[int, float], ScrubView] | None = None,
+        move: Callable[[int], None] | None = None,
+    ) -> None:
+        """`figures`: the stream's timing and arrival times as of now (at the display
+        cursor); `ended`: whether the stream is over (until then the screen follows
+        it, redrawn every FOLLOW_SECONDS: each redraw reads every arrival);
+        `scrub(width, end)`: a scrub bar under the axis, and `move(cursor)` where a
+        click or a drag on it moves the display cursor."""
         super().__init__()
         self._figures = figures
         self._ended = ended
+        self._scrub = scrub
+        self._move = move
+        self.scrub_bar: ScrubBar | None = None
+        if scrub is not None:
+            self.scrub_bar = ScrubBar(lambda width: scrub(width, self.end), id="timeline-scrub")
         self._final = ended()
         self._follower: Timer | None = None
         self.take(figures())
@@ -413,6 +434,8 @@ class TimelineScreen(ModalScreen[None]):
             box.border_title = Text("timeline")
             yield Chart(self.summary_lines, classes="fixed summary")
             yield Chart(self.axis_lines, classes="fixed")
+            if self.scrub_bar is not None:
+                yield self.scrub_bar
             with VerticalScroll():
                 yield Chart(self.call_lines)
         yield KeyFooter()
@@ -472,6 +495,19 @@ class TimelineScreen(ModalScreen[None]):
             marker=call.named,
             marker_style=NAMED_STYLE,
         )
+
+    def on_scrub_bar_scrubbed(self, message: ScrubBar.Scrubbed) -> None:
+        """The display cursor moves there, and the timeline shows the stream as it
+        stood then."""
+        message.stop()
+        if self._move is None:
+            return
+        self._move(message.cursor)
+        self.take(self._figures())
+        for chart in self.query(Chart):
+            chart.redraw()
+        if self.scrub_bar is not None:
+            self.scrub_bar.redraw()
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -40,9 +40,14 @@ class ChannelText:
         self._text_starts = array("q")  # where each run's text is drawn
         self._offsets = array("q")  # each run's first character in the core's text
         self._channels = array("b")
+        self._first_pieces = array("q")  # each run's first piece
 
     def read(self, count: int) -> None:
-        """Take the core's first `count` text pieces."""
+        """Take the core's first `count` text pieces (fewer than taken: the display
+        cursor went back)."""
+        if count < self.pieces_read:
+            self._forget_from(count)
+            return
         pieces, codes = self.state.text_pieces, self.state.text_channels
         for number in range(self.pieces_read, count):
             channel = CHANNELS[codes[number]]
@@ -51,10 +56,26 @@ class ChannelText:
                 if self._starts:  # the run before ends where this one begins
                     self.length = self._text_starts[-1] + offset - self._offsets[-1]
                 self._start_run(channel, offset)
+                self._first_pieces.append(number)
         if count > self.pieces_read:
             end = pieces.ends[count - 1]
             self.length = self._text_starts[-1] + end - self._offsets[-1]
             self.pieces_read = count
+
+    def _forget_from(self, count: int) -> None:
+        """Keep the first `count` pieces only: the runs that began later go, and
+        the last run kept ends where piece `count - 1` does."""
+        runs = bisect_right(self._first_pieces, count - 1) if count else 0
+        for kept in (self._starts, self._text_starts, self._offsets, self._channels):
+            del kept[runs:]
+        del self._first_pieces[runs:]
+        self.pieces_read = count
+        if not runs:
+            self.length, self._channel = 0, None
+            return
+        end = self.state.text_pieces.ends[count - 1]
+        self.length = self._text_starts[-1] + end - self._offsets[-1]
+        self._channel = CHANNELS[self._channels[-1]]
 
     def _start_run(self, channel: Channel, offset: int) -> None:
         self._starts.append(self.length)
@@ -174,8 +195,8 @@ class TextPane(Vertical):
         if target != self.revealed:
             self.typed.show(self.text, target)
         self.placeholder.display = self.text.length == 0
-        if over and self.text.length == 0:
-            self._say(NO_TEXT)
+        if self.text.length == 0:
+            self._say(NO_TEXT if over else WAITING)
 
     def _say(self, words: str) -> None:
         # An update lays the screen out again: only when the words change, not per tick.

@@ -1,4 +1,5 @@
-"""A scrollable view of text that only grows, drawn from its source.
+"""A scrollable view of text that grows (or, as the display cursor goes back,
+shrinks), drawn from its source.
 
 The view keeps no copy of the text: `WrappedLines` remembers where lines start
 in a `TaggedText` (a call's fragments in the core, the text pane's runs), and
@@ -68,9 +69,10 @@ class WrappedView(ScrollView, can_focus=False):
     def show(self, source: TaggedText, length: int, mark: int | None = None) -> None:
         """Show the first `length` characters of `source`, the character at `mark`
         highlighted (a parse error's position)."""
-        if source is not self._lines.source or length < self._lines.length:
+        if source is not self._lines.source:
             self._lines = self._new_lines(source, self._lines.width)
         shown = self._lines.length
+        self._lines.truncate(length)  # the display cursor went back
         self._lines.extend_to(length)
         if Size(self._lines.width, len(self._lines)) != self.virtual_size:
             self._grow()
