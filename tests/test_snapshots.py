@@ -108,7 +108,8 @@ def test_parallel_mid_stream_in_a_small_terminal(
 ) -> None:
     """`many-parallel` paused at event 400: the compact list of calls, lanes raw
     with every character of their buffers (emoji and accents) inside the lane,
-    none under the scrollbar; the status bar says PAUSED at event 400."""
+    none under the scrollbar; the status bar says PAUSED · at event 400 of 1,428,
+    with the scrub bar under it."""
     app = make_app(app_stub, "many-parallel", start_paused=True)
     assert snap_compare(app, terminal_size=size, run_before=at_event(400))
 
