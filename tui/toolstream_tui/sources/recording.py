@@ -308,7 +308,7 @@ class _TimingReader:
         message, kind = record["error"], record.get("kind", TRANSPORT)
         if not isinstance(message, str):
             raise RecordingError(f"error {_shown(message)} is not text")
-        if kind not in STOP_KINDS:
+        if not isinstance(kind, str) or kind not in STOP_KINDS:  # a list is not hashable
             raise RecordingError(f"kind {_shown(kind)} is not one of {', '.join(STOP_KINDS)}")
         self._advance(t)
         return TransportError(message, self.t, kind)
