@@ -172,9 +172,6 @@ def scenarios_reference() -> str:
 
 
 # -- keys -----------------------------------------------------------------------------------
-KEY_NAMES = {"question_mark": "?"}  # Textual's key names where a user types a character
-
-
 def screens() -> dict[str, list[Any]]:
     """Each screen's key bindings, the app's own first (as Textual looks them up)."""
     from toolstream_tui.app.app import ToolstreamApp
@@ -190,11 +187,18 @@ def screens() -> dict[str, list[Any]]:
 
 
 def binding_keys(binding: Any) -> list[str]:
-    """The keys a binding answers, as a user reads them (`?`, `f1`, `down`, `j`)."""
+    """The keys a binding answers, as a user reads them: the character typed where
+    there is one (`?` for question_mark, `[`), else the key's name (`f1`, `down`)."""
     from textual.binding import Binding
+    from textual.keys import key_to_character
 
     keys = binding.key if isinstance(binding, Binding) else binding[0]
-    return [KEY_NAMES.get(key.strip(), key.strip()) for key in keys.split(",")]
+    shown = []
+    for key in (key.strip() for key in keys.split(",")):
+        character = key_to_character(key)
+        visible = character is not None and character.isprintable() and not character.isspace()
+        shown.append(character if visible else key)
+    return shown
 
 
 def keys_reference(screen: str) -> str:
