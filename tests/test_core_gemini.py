@@ -11,13 +11,15 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from streaming import CHARS, OBJECTS, SCALARS, TEXT, Run, cut, run, writes
 
 from toolstream_tui.core import SSEEvent
+from toolstream_tui.core.dialects import gemini as gemini_module
 from toolstream_tui.core.dialects.detect import dialect_of_completion, dialect_of_event
 from toolstream_tui.core.dialects.gemini import ArgumentTree, GeminiDialect, parse_path
+from toolstream_tui.core.dialects.gemini import piece_text as original_piece_text
 from toolstream_tui.core.events import Channel, TextAppended
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
 from toolstream_tui.views import lane_view
@@ -743,3 +745,77 @@ def test_pieces_assemble_the_same_whether_their_paths_are_remembered_or_walked(
     assert remembering.text() == walking.text()
     assert remembering.open_paths() == walking.open_paths()
     assert remembering.gaps() == walking.gaps()
+
+
+PIECE = st.fixed_dictionaries(
+    {"jsonPath": VERTEX_PATHS},
+    optional={
+        "stringValue": st.sampled_from(["x", 'y"\n', ""]),
+        "numberValue": st.integers(-2, 2),
+        "willContinue": st.sampled_from([True, False, 1]),
+        "extra": st.just(1),
+    },
+)
+CALL = st.fixed_dictionaries(
+    {"partialArgs": st.lists(PIECE, max_size=2)},
+    optional={"willContinue": st.booleans(), "name": st.just("f"), "args": st.just({"a": 1})},
+)
+PART = st.fixed_dictionaries({"functionCall": CALL}, optional={"text": st.just("t")})
+CANDIDATE = st.fixed_dictionaries(
+    {"content": st.fixed_dictionaries({"parts": st.lists(PART, min_size=1, max_size=2)})},
+    optional={"index": st.sampled_from([0, 1, False]), "finishReason": st.just("STOP")},
+)
+CHUNK = st.fixed_dictionaries(
+    {"candidates": st.lists(CANDIDATE, min_size=1, max_size=2)},
+    optional={"promptFeedback": st.just({}), "error": st.none()},
+)
+
+
+def vertex_report(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    from toolstream_tui.core import StreamSession, build_report
+
+    opening = {"candidates": [{"content": {"parts": [{"functionCall": {"name": "g"}}]}}]}
+    opening["candidates"][0]["content"]["parts"][0]["functionCall"]["willContinue"] = True
+    body = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in [opening, *chunks])
+    session = StreamSession("test", live=False)
+    session.open(200, "text/event-stream")
+    session.feed(body, 0.1)
+    session.close(0.2)
+    return build_report(session.state)
+
+
+def usual(call: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A chunk of one candidate with one part holding `call`, plus `more` where it goes."""
+    part = {"functionCall": call, **more.pop("part", {})}
+    candidate = {"content": {"parts": [part]}, **more.pop("candidate", {})}
+    return {"candidates": [candidate], **more}
+
+
+GOES_ON = {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": 1}]}
+
+
+@settings(max_examples=150)
+@given(st.lists(CHUNK, max_size=5))
+@example([usual(GOES_ON, candidate={"finishReason": "STOP"})])
+@example([usual(GOES_ON, candidate={"index": 1}), usual(GOES_ON, candidate={"index": False})])
+@example([usual(GOES_ON, part={"text": "t"}), usual({**GOES_ON, "willContinue": 1})])
+@example([usual({**GOES_ON, "name": "h"}), usual({**GOES_ON, "args": {"b": 2}})])
+@example([usual(GOES_ON, promptFeedback={"blockReason": "SAFETY"})])
+@example([usual(GOES_ON, error={"code": 1, "message": "m", "status": "S"})])
+def test_the_usual_vertex_chunk_reads_as_the_general_path_reads_it(
+    chunks: list[dict[str, Any]],
+) -> None:
+    """A chunk that only continues the open call takes a short path; every other shape
+    goes the general way. Read both ways, any chunks give the same report."""
+    short = vertex_report(chunks)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(GeminiDialect, "_took_pieces", lambda self, payload: False)
+        patch.setattr(gemini_module, "piece_text", general_piece_text)
+        assert vertex_report(chunks) == short
+
+
+def general_piece_text(piece: Any) -> str:
+    """piece_text with its shortcut taken away (a second key it does not know)."""
+    if isinstance(piece, dict):
+        piece = {**piece, "_": None}
+    return original_piece_text(piece)

@@ -295,6 +295,11 @@ def _value_of(piece: dict[str, Any]) -> tuple[Any, tuple[str, str] | None] | str
 def piece_text(piece: Any) -> str:
     """A piece as its lane shows it, one line each: `$.city = "San " …` (the `…`:
     it continues). The text is not JSON, so pieces never read as calls merged."""
+    if type(piece) is dict and len(piece) == 2 + ("willContinue" in piece):
+        path, value = piece.get("jsonPath"), piece.get("stringValue")
+        if type(path) is str and type(value) is str:  # the usual piece, in fewer steps
+            more = " …" if piece.get("willContinue") is True else ""
+            return f"{path} = {compact_json(value)}{more}\n"
     if not isinstance(piece, dict):
         return f"? {_json_text(piece)}\n"
     path = piece.get("jsonPath")
@@ -342,8 +347,35 @@ class GeminiDialect(Dialect):
 
     def handle(self, event: SSEEvent) -> None:
         payload = self.payload(event)
-        if payload is not None:
+        if payload is not None and not self._took_pieces(payload):
             self._on_response(payload)
+
+    def _took_pieces(self, payload: dict[str, Any]) -> bool:
+        """Vertex AI's usual chunk, in fewer steps (once per piece): one candidate whose
+        one part carries only the open call's next partialArgs (no text, name, args,
+        finish, feedback or error). Anything else goes the general way."""
+        if self._streamed is None or "promptFeedback" in payload or "error" in payload:
+            return False
+        candidates = payload.get("candidates")
+        if type(candidates) is not list or len(candidates) != 1:
+            return False
+        candidate = candidates[0]
+        if type(candidate) is not dict or candidate.get("finishReason") is not None:
+            return False
+        index, content = candidate.get("index", 0), candidate.get("content")
+        if type(index) is not int or index != 0 or type(content) is not dict:
+            return False
+        parts = content.get("parts")
+        if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
+            return False
+        call = parts[0].get("functionCall")
+        if "text" in parts[0] or type(call) is not dict:
+            return False
+        pieces = call.get("partialArgs")
+        if call.get("name") is not None or call.get("args") is not None or type(pieces) is not list:
+            return False
+        self._feed(pieces, call.get("willContinue") is True)
+        return True
 
     def on_completion(self, body: Any) -> None:
         """A non-streaming generateContent body: one response, parts complete."""
