@@ -165,3 +165,25 @@ def test_the_keys_reference_lists_every_key_of_every_screen(site: Path) -> None:
         for binding in bindings:
             for key in generator.binding_keys(binding):
                 assert f"<code>{key}</code>" in page
+
+
+# -- the pictures ------------------------------------------------------------------------------
+SNAPSHOTS = ROOT / "tests" / "__snapshots__"
+PICTURES = {  # a docs picture and the snapshot test that draws it
+    "demo-streaming.svg": "test_snapshots/test_demo_mid_stream.svg",
+    "demo-finished.svg": "test_snapshots/test_demo_finished.svg",
+    "preview.svg": "test_snapshots/test_preview_mid_stream.svg",
+    "schema-errors.svg": "test_snapshots/test_schema_errors.svg",
+    "timeline.svg": "test_timeline/test_timeline_of_a_replay.svg",
+    "diff.svg": "test_diff/test_diff_app.svg",
+    "proxy-requests.svg": "test_proxy_app/test_the_request_list.svg",
+    "captures-list.svg": "test_captures_app/test_the_capture_list.svg",
+}
+
+
+@pytest.mark.parametrize("picture", sorted(PICTURES))
+def test_a_docs_picture_is_the_screen_as_its_snapshot_draws_it_today(picture: str) -> None:
+    """Redrawn snapshots leave the docs showing an old screen unless copied:
+    `cp tests/__snapshots__/<snapshot> docs/<picture>`."""
+    drawn = (SNAPSHOTS / PICTURES[picture]).read_bytes()
+    assert (DOCS / picture).read_bytes() == drawn, f"copy {PICTURES[picture]} to docs/{picture}"
