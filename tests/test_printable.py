@@ -152,3 +152,24 @@ def test_a_reports_utf8_pieces_are_its_text() -> None:
     pieces = [bytes(piece) for piece in report_module.report_utf8_pieces(session.state)]
     assert b"".join(pieces).decode() == dumped(build_report(session.state))
     assert len(pieces) > 4
+
+
+def test_a_report_past_the_whole_size_is_written_member_by_member() -> None:
+    """Past WHOLE_REPORT_CHARS the report is never one text (memory), and reads the same."""
+    session = StreamSession("test")
+    session.open(200, "text/event-stream")
+    arguments = json.dumps({"text": "é🚀" * 50}, ensure_ascii=False)
+    call = {"index": 0, "id": "c", "function": {"name": "f", "arguments": arguments}}
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+    session.feed(f"data: {json.dumps(chunk)}\n\n".encode(), 0.1)
+    session.close(0.2)
+    report = build_report(session.state)
+    whole = b"".join(map(bytes, report_module.report_utf8_pieces(session.state)))
+    limit = report_module._long_text_in(report)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_module, "WHOLE_REPORT_CHARS", limit)  # at the limit: whole
+        assert report_module._report_utf8(report) is not None
+        patch.setattr(report_module, "WHOLE_REPORT_CHARS", limit - 1)  # past it: by member
+        assert report_module._report_utf8(report) is None
+        by_member = b"".join(map(bytes, report_module.report_utf8_pieces(session.state)))
+    assert by_member == whole == dumped(report).encode()
