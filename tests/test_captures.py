@@ -1,6 +1,6 @@
 """Captures other tools saved (tests/data/captures, recorded against the stub by
 tools/record_captures.py: Playwright's HAR, Chromium's network log over the
-DevTools protocol, mitmdump's flow file) read as a live watch of the same
+DevTools protocol, mitmdump's flow file, Firefox's own HAR export) read as a live watch of the same
 stream reads it: the same calls, the secrets gone, what is missing said."""
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ CAPTURES = {  # file: its kind, its entries, and the scenarios of its streaming 
     "chromium-cdp.har": (HAR, 4, ["demo", "anthropic-parallel"]),
     "mitmdump.flows": (FLOWS, 3, ["demo", "anthropic-parallel", "truncated"]),
     "mitmdump.har": (HAR, 3, ["demo", "anthropic-parallel", "truncated"]),
+    "firefox.har": (  # the fetch()es, then an EventSource
+        HAR,
+        7,
+        ["demo", "anthropic-parallel", "gemini-text-tools", "truncated", "anthropic-parallel"],
+    ),
 }
 
 

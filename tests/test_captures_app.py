@@ -56,7 +56,7 @@ async def live_state(stub: StubServer, url: str, body: bytes | None) -> StreamSt
 
 
 @pytest.mark.parametrize(
-    "name", ["playwright.har", "chromium-cdp.har", "mitmdump.flows", "mitmdump.har"]
+    "name", ["playwright.har", "chromium-cdp.har", "mitmdump.flows", "mitmdump.har", "firefox.har"]
 )
 async def test_a_capture_of_several_streams_opens_the_request_list(
     name: str, stub: StubServer

@@ -1,8 +1,9 @@
 """Captures recorded in the suite by the real tools, where they are installed:
-Playwright's Python package driving Chromium (a HAR), and mitmdump (a flow
-file), each in front of the stub; every stream in what they wrote shows the
-calls of a live run of the same request. Skipped, saying which tool is
-missing, where one is not (tools/record_captures.py says how to get them)."""
+Playwright's Python package driving Chromium (a HAR), mitmdump (a flow file),
+and Firefox's own HAR export, each in front of the stub; every stream in what
+they wrote shows the calls of a live run of the same request. Skipped, saying
+which tool is missing, where one is not (tools/record_captures.py says how to
+get them)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,17 @@ def test_a_har_playwright_records_with_chromium_opens_with_the_live_calls(
     har = tmp_path / "run.har"
     tools.playwright_har(stub, har, tools.MANY)
     check_against_live(har, stub, capsys, len(tools.MANY))
+
+
+def test_a_har_firefox_exports_itself_opens_with_the_live_calls(
+    stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools = recorder()
+    if not Path(tools.FIREFOX).exists():
+        pytest.skip(f"no Firefox at {tools.FIREFOX} (apt-get install firefox-esr)")
+    har = tmp_path / "firefox.har"
+    tools.firefox_har(stub, har)
+    check_against_live(har, stub, capsys, len(tools.MANY) + 1)  # and the EventSource
 
 
 def test_a_flow_file_and_a_har_mitmdump_records_open_with_the_live_calls(

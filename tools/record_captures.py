@@ -14,6 +14,11 @@ we think they write.
 - mitmdump.flows: `mitmdump -w` in reverse-proxy mode in front of the stub, the
   requests sent through it with urllib (one answered gzip'd: the stub's gzip fault);
   mitmdump.har: the same requests in mitmproxy's HAR export (`--set hardump=`).
+- firefox.har: Firefox ESR's own HAR export, the network monitor's (the code its
+  "Save All As HAR" runs, here by its automatic export:
+  `devtools.netmonitor.har.enableAutoExportToFile` with the toolbox open), of a
+  page of the stub's origin that fetch()es several scenarios and opens an
+  EventSource; the page is driven over Marionette, Firefox's own remote protocol.
 
 Every request carries `Authorization: Bearer sk-capture-secret-…` so the tests can
 check it never reaches the screen or a report.
@@ -22,7 +27,7 @@ Run it with a Python that has playwright and mitmproxy (NOT the project's venv:
 mitmproxy pins cryptography and more), the project's `stubs/` on the path:
 
     python3 -m venv /tmp/capvenv && /tmp/capvenv/bin/pip install playwright mitmproxy
-    apt-get install chromium
+    apt-get install chromium firefox-esr
     PYTHONPATH=stubs /tmp/capvenv/bin/python tools/record_captures.py tests/data/captures
 """
 
@@ -34,6 +39,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from datetime import UTC, datetime
@@ -43,6 +49,7 @@ from typing import Any
 from toolstream_stubs import StubServer, load_scenario
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox") or "/usr/bin/firefox-esr"
 SECRET = "sk-capture-secret-0123456789abcdef"
 MANY = ("demo", "anthropic-parallel", "gemini-text-tools", "truncated")
 ONE = "demo"
@@ -234,7 +241,108 @@ def wait_for_port(port: int, seconds: float = 30.0) -> None:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.1)
-    raise TimeoutError(f"mitmdump did not listen on port {port}")
+    raise TimeoutError(f"nothing listens on port {port}")
+
+
+FIREFOX_PREFS = {
+    # The network monitor exports what it saw once the page has loaded and no request
+    # has moved for pageLoadedTimeout ms: long enough for every fetch below to end.
+    "devtools.netmonitor.har.enableAutoExportToFile": True,
+    "devtools.netmonitor.har.defaultFileName": "firefox",
+    "devtools.netmonitor.har.includeResponseBodies": True,
+    "devtools.netmonitor.har.pageLoadedTimeout": 5000,
+    "devtools.jsonview.enabled": False,  # its viewer page cannot fetch(); the page stays plain
+    "browser.shell.checkDefaultBrowser": False,
+    "datareporting.policy.dataSubmissionEnabled": False,
+}
+
+
+def firefox_har(stub: StubServer, out: Path, names: tuple[str, ...] = MANY) -> None:
+    """`out` written by Firefox's network monitor: a page of the stub's origin that
+    fetch()es `names` one after the other, then opens an EventSource (a GET) on
+    anthropic-parallel."""
+    with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as exported:
+        port = free_port()
+        prefs = FIREFOX_PREFS | {"marionette.port": port}
+        prefs["devtools.netmonitor.har.defaultLogDir"] = exported
+        lines = (
+            f"user_pref({json.dumps(key)}, {json.dumps(value)});" for key, value in prefs.items()
+        )
+        Path(profile, "user.js").write_text("\n".join(lines) + "\n")
+        command = [FIREFOX, "--headless", "--no-remote", "--marionette", "--devtools"]
+        # Its stdout is the pages' console: noise here.
+        process = subprocess.Popen(
+            [*command, "-profile", profile, "about:blank"], stdout=subprocess.DEVNULL
+        )
+        try:
+            wait_for_port(port, 60)
+            with Marionette(port) as browser:
+                browser.send("WebDriver:NewSession", {"capabilities": {}})
+                browser.send("WebDriver:Navigate", {"url": stub.base_url + "/scenarios"})
+                for name in names:
+                    browser.run(FETCH_JS, [stub.scenario_url(name), request_body(name), SECRET])
+                browser.run(EVENT_SOURCE_JS, stub.scenario_url("anthropic-parallel"))
+                har = exported_har(Path(exported) / "firefox.har", len(names) + 3)
+                browser.send("Marionette:Quit", {"flags": ["eForceQuit"]})
+        except BaseException:
+            process.kill()
+            raise
+        finally:
+            process.wait(timeout=60)
+    out.write_bytes(har)
+
+
+def exported_har(path: Path, entries: int, seconds: float = 60.0) -> bytes:
+    """The HAR once written whole, with `entries` entries (the page, its icon, the requests)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            data = path.read_bytes()
+            if len(json.loads(data)["log"]["entries"]) >= entries:
+                return data
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"Firefox wrote no HAR of {entries} entries to {path}")
+
+
+class Marionette:
+    """Just enough of Marionette (Firefox's remote protocol: `length:JSON` packets)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+        self.stream = self.sock.makefile("rb")
+        self.last_id = 0
+        self.read()  # the server's hello
+
+    def __enter__(self) -> Marionette:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stream.close()
+        self.sock.close()
+
+    def read(self) -> Any:
+        length = b""
+        while (byte := self.stream.read(1)) != b":":
+            if not byte:
+                raise ConnectionError("Marionette closed the connection")
+            length += byte
+        return json.loads(self.stream.read(int(length)))
+
+    def send(self, command: str, params: dict[str, Any]) -> Any:
+        self.last_id += 1
+        packet = json.dumps([0, self.last_id, command, params]).encode()
+        self.sock.sendall(b"%d:%s" % (len(packet), packet))
+        _kind, _id, error, result = self.read()
+        if error:
+            raise RuntimeError(f"Marionette {command}: {error}")
+        return result
+
+    def run(self, function: str, argument: Any) -> Any:
+        """Call a page function (as Playwright's evaluate does) and await its promise."""
+        script = f"return ({function})(arguments[0]);"
+        return self.send("WebDriver:ExecuteScript", {"script": script, "args": [argument]})
 
 
 def main() -> None:
@@ -246,6 +354,7 @@ def main() -> None:
         playwright_har(stub, out / "playwright-one.zip", (ONE,))  # the bodies as attached files
         cdp_har(stub, out / "chromium-cdp.har")
         mitmdump_flows(stub, out / "mitmdump.flows", out / "mitmdump.har")
+        firefox_har(stub, out / "firefox.har")
     print(f"captures written to {out}")
 
 
