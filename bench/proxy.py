@@ -662,6 +662,60 @@ def soak_report(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# -- keep-alive: many requests on one connection ------------------------------------
+
+
+def keep_alive(requests: int) -> dict[str, Any]:
+    """`requests` sequential requests on one kept-alive client connection (httpx, as
+    the SDKs send them) to the stub through the proxy: both processes' footprint
+    before and after, and the client connections it took."""
+    results: dict[str, Any] = {"load_start": load(), "requests": requests}
+    stub, line = start(stub_command("weather"))
+    try:
+        endpoint = urlsplit(LISTENING.search(line).group(1))  # type: ignore[union-attr]
+        proxy, proxy_url = start_proxy(f"{endpoint.scheme}://{endpoint.netloc}", "--keep", "200")
+        try:
+            connections: set[tuple[str, int]] = set()
+            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+            with httpx.Client(timeout=READ_TIMEOUT_S, limits=limits, trust_env=False) as http:
+                http.post(proxy_url + endpoint.path).read()
+                wait_until_idle(proxy.pid)
+                results["before"] = footprints(proxy.pid)
+                started = time.monotonic()
+                for _ in range(requests):
+                    with http.stream("POST", proxy_url + endpoint.path) as response:
+                        response.read()
+                        stream = response.extensions["network_stream"]
+                        connections.add(stream.get_extra_info("client_addr"))
+                results["seconds"] = time.monotonic() - started
+            wait_until_idle(proxy.pid)
+            results["after"] = footprints(proxy.pid)
+            results["client_connections"] = len(connections)
+        finally:
+            stop(proxy)
+    finally:
+        stop(stub)
+    results["load_end"] = load()
+    return results
+
+
+def keep_alive_report(results: dict[str, Any]) -> str:
+    lines = [
+        f"load average at start: {results['load_start']}",
+        f"keep-alive: {results['requests']} sequential requests through the proxy on "
+        f"{results['client_connections']} client connection(s), {results['seconds']:.1f} s",
+    ]
+    for side in ("watcher", "forwarder"):
+        before, after = results["before"][side], results["after"][side]
+        lines.append(
+            f"  {side}: {before['rss_mb']:.1f} -> {after['rss_mb']:.1f} MB, "
+            f"{before['descriptors']} -> {after['descriptors']} descriptors, "
+            f"{before['threads']} -> {after['threads']} threads"
+        )
+    lines.append(f"load average at end: {results['load_end']}")
+    return "\n".join(lines)
+
+
 # -- a stopped watcher ----------------------------------------------------------------
 
 STOPPED_AT_ONCE = 8
@@ -709,6 +763,7 @@ def stopped_watcher(megabytes: float, scenario: str, out: Path) -> dict[str, Any
                     peak = peak_rss_mb(forwarder)
                 finally:
                     proxy.send_signal(signal.SIGCONT)
+                wait_until_idle(proxy.pid)  # the watcher has caught up with what it was kept
             finally:
                 stop(proxy)
     finally:
@@ -969,6 +1024,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--load-s", type=float, default=600.0, help="each cycle's load")
     parser.add_argument("--idle-s", type=float, default=600.0, help="each cycle's idle")
     parser.add_argument(
+        "--keep-alive",
+        type=int,
+        metavar="N",
+        help="N sequential requests through the proxy on one client connection",
+    )
+    parser.add_argument(
         "--stopped-watcher",
         type=float,
         metavar="MB",
@@ -993,6 +1054,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.soak is not None:
         results = soak(plan, args.soak, args.load_s, args.idle_s)
         print(soak_report(results))
+    elif args.keep_alive is not None:
+        results = keep_alive(args.keep_alive)
+        print(keep_alive_report(results))
     elif args.stopped_watcher is not None:
         scenario = "parallel" if args.quick else STUB_SCENARIO
         with tempfile.TemporaryDirectory() as folder:

@@ -80,6 +80,15 @@ def test_quick_soak_reports_each_cycle_and_the_baseline(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_quick_keep_alive_run_uses_one_connection(tmp_path: Path) -> None:
+    printed, results = quick_run(tmp_path, "--keep-alive", "20")
+    assert results["client_connections"] == 1 and results["seconds"] > 0
+    for side in ("watcher", "forwarder"):
+        assert results["after"][side]["descriptors"] > 0
+    assert "20 sequential requests through the proxy on 1 client connection(s)" in printed
+
+
+@pytest.mark.slow
 def test_quick_stopped_watcher_run_checks_every_byte(tmp_path: Path) -> None:
     printed, results = quick_run(tmp_path, "--stopped-watcher", "0.2")
     assert results["byte_exact"] is True
