@@ -92,7 +92,7 @@ def loads_envelope(text: str | bytes) -> Any:
         return _stdlib_loads(text)
 
 
-def has_long_digit_run(text: str | bytes) -> bool:
+def has_long_digit_run(text: str | bytes | bytearray) -> bool:
     """Whether 19 ASCII digits follow one another anywhere in `text`."""
     if len(text) <= _WINDOW:  # one window: no slicing (most events are this short)
         if isinstance(text, str):
