@@ -26,6 +26,7 @@ from toolstream_tui import capturing
 from toolstream_tui.cli import main
 from toolstream_tui.sources import captures
 from toolstream_tui.sources.captures import (
+    CUT_BODY,
     EMPTY_BODY,
     FLOWS,
     HAR,
@@ -226,6 +227,35 @@ def test_a_body_that_does_not_decode_ends_the_stream_with_why(
     assert code == 1 and report["status"] == "error"
     assert report["error"].startswith("the body begins as gzip but does not unzip")
     assert report["bytes"] == 0
+
+
+def test_a_body_firefox_cut_is_shown_to_the_cut_and_ends_saying_why(
+    stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """firefox-cut.har: Firefox with devtools.netmonitor.responseBodyLimit at 4096
+    characters, cutting the demo stream as it cuts any body past 1 MiB: the HAR
+    holds the body's start and the whole body's size, and no other mark."""
+    read = capture("firefox-cut.har")
+    cut, whole = read.streams  # the fetch() cut, the EventSource under the limit
+    code, out, err = headless(capsys, "--replay", str(DATA / "firefox-cut.har"))
+    first, second = lines(out)
+    live = live_report(stub, cut, capsys)
+    assert code == 1 and SECRET not in out + err
+    assert first["status"] == "error" and first["bytes"] == len(cut.body) < live["bytes"]
+    assert first["error"] == CUT_BODY.format(held=len(cut.body), size=live["bytes"])
+    assert [call["name"] for call in first["tool_calls"]] == ["get_weather", "get_weather"]
+    for call, live_call in zip(first["tool_calls"], live["tool_calls"], strict=False):
+        assert live_call["arguments_raw"].startswith(call["arguments_raw"]), "up to the cut"
+    assert calls(second) == calls(live_report(stub, whole, capsys)), "a whole body is whole"
+
+
+@pytest.mark.parametrize(
+    ("size", "cut"), [(99, False), (100, False), (101, True), ("101", False), (True, False)]
+)
+def test_a_body_is_cut_when_the_capture_gives_a_bigger_size(size: Any, cut: bool) -> None:
+    """Only a size (an int) past the bytes held: a gzip'd body's smaller size is no cut."""
+    said = captures.body_cut({"size": size}, b"x" * 100)
+    assert said == (CUT_BODY.format(held=100, size=size) if cut else "")
 
 
 @pytest.mark.parametrize(

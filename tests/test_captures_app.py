@@ -90,6 +90,25 @@ async def test_a_capture_of_several_streams_opens_the_request_list(
             assert app.screen is screen
 
 
+async def test_a_body_firefox_cut_opens_to_the_cut_and_says_why() -> None:
+    read = capture("firefox-cut.har")
+    cut = read.streams[0]
+    app = await capture_app(read, DATA / "firefox-cut.har", Limits())
+    async with app.run_test(size=SIZE) as pilot:
+        app.requests.draw()
+        await pilot.pause()
+        assert app.requests.selected == cut.number
+        await pilot.press("enter")
+        stream = app.screen
+        assert isinstance(stream, StreamScreen)
+        await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+        state = stream.watch.state
+        assert state.status.value == "error" and state.error == cut.unreadable
+        assert state.error.startswith(f"the capture holds {len(cut.body)} of the body's ")
+        assert [state.calls[i].name for i in sorted(state.calls)] == ["get_weather"] * 2
+        assert SECRET not in app.export_screenshot()
+
+
 async def test_r_shows_the_request_with_its_secrets_redacted() -> None:
     read = capture("playwright.har")
     app = await capture_app(read, DATA / "playwright.har", Limits())

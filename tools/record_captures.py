@@ -9,16 +9,19 @@ we think they write.
   HAR names each body's file (`_file`) in the archive instead of holding it.
 - chromium-cdp.har: Chromium's own network log, read over the DevTools protocol
   (Network.* events and Network.getResponseBody) as DevTools does for its HAR
-  export, written as HAR 1.2 here; it holds a fetch() stream and an EventSource,
-  whose body Chromium does not keep (an empty body in the HAR).
+  export, written as HAR 1.2 here (content.size the decoded body's bytes, as
+  DevTools writes it); it holds a fetch() stream and an EventSource (whose body
+  Chromium may not keep: then the HAR's body is empty).
 - mitmdump.flows: `mitmdump -w` in reverse-proxy mode in front of the stub, the
   requests sent through it with urllib (one answered gzip'd: the stub's gzip fault);
   mitmdump.har: the same requests in mitmproxy's HAR export (`--set hardump=`).
-- firefox.har: Firefox ESR's own HAR export, the network monitor's (the code its
-  "Save All As HAR" runs, here by its automatic export:
+- firefox.har: Firefox ESR's own HAR export, the network monitor's (the HAR
+  builder its "Save All As HAR" uses, here run by its automatic export:
   `devtools.netmonitor.har.enableAutoExportToFile` with the toolbox open), of a
   page of the stub's origin that fetch()es several scenarios and opens an
   EventSource; the page is driven over Marionette, Firefox's own remote protocol.
+- firefox-cut.har: the same, the demo stream only, with Firefox keeping 4096
+  characters of a body instead of 1 MiB: the body cut as a longer one would be.
 
 Every request carries `Authorization: Bearer sk-capture-secret-…` so the tests can
 check it never reaches the screen or a report.
@@ -104,6 +107,7 @@ def cdp_har(stub: StubServer, out: Path) -> None:
         for name in (
             "Network.requestWillBeSent",
             "Network.responseReceived",
+            "Network.dataReceived",
             "Network.loadingFinished",
             "Network.loadingFailed",
         ):
@@ -123,6 +127,7 @@ def cdp_har(stub: StubServer, out: Path) -> None:
 def har_entries(events: list[tuple[str, dict[str, Any]]], cdp: Any) -> list[dict[str, Any] | None]:
     sent: dict[str, dict[str, Any]] = {}
     received: dict[str, dict[str, Any]] = {}
+    decoded: dict[str, int] = {}  # the body's bytes as decoded, DevTools' content.size
     entries = []
     for name, params in events:
         request_id = params["requestId"]
@@ -130,8 +135,11 @@ def har_entries(events: list[tuple[str, dict[str, Any]]], cdp: Any) -> list[dict
             sent[request_id] = params
         elif name == "Network.responseReceived":
             received[request_id] = params
+        elif name == "Network.dataReceived":
+            decoded[request_id] = decoded.get(request_id, 0) + params["dataLength"]
         elif request_id in sent:
-            entries.append(har_entry(sent[request_id], received.get(request_id), params, cdp))
+            end = params | {"decodedLength": decoded.get(request_id, 0)}
+            entries.append(har_entry(sent[request_id], received.get(request_id), end, cdp))
     return entries
 
 
@@ -141,14 +149,14 @@ def har_entry(
     if received is None:
         return None
     request, response = sent["request"], received["response"]
-    content: dict[str, Any] = {"size": int(end.get("encodedDataLength", 0)), "mimeType": ""}
+    content: dict[str, Any] = {"size": end["decodedLength"], "mimeType": ""}
     content["mimeType"] = response.get("mimeType", "")
     try:
         body = cdp.send("Network.getResponseBody", {"requestId": sent["requestId"]})
         content["text"] = body["body"]
         if body.get("base64Encoded"):
             content["encoding"] = "base64"
-    except Exception:  # Chromium keeps no body for an EventSource: the HAR has none
+    except Exception:  # Chromium may keep no body (an EventSource's): the HAR has none
         pass
     timing = response.get("timing") or {}
     wait = timing.get("receiveHeadersEnd", 0) - timing.get("sendEnd", 0)
@@ -257,13 +265,19 @@ FIREFOX_PREFS = {
 }
 
 
-def firefox_har(stub: StubServer, out: Path, names: tuple[str, ...] = MANY) -> None:
+def firefox_har(
+    stub: StubServer, out: Path, names: tuple[str, ...] = MANY, body_limit: int | None = None
+) -> None:
     """`out` written by Firefox's network monitor: a page of the stub's origin that
     fetch()es `names` one after the other, then opens an EventSource (a GET) on
-    anthropic-parallel."""
+    anthropic-parallel. With `body_limit`, Firefox keeps that many characters of a
+    body instead of its 1 MiB (devtools.netmonitor.responseBodyLimit), as a longer
+    stream is cut."""
     with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as exported:
         port = free_port()
         prefs = FIREFOX_PREFS | {"marionette.port": port}
+        if body_limit is not None:
+            prefs["devtools.netmonitor.responseBodyLimit"] = body_limit
         prefs["devtools.netmonitor.har.defaultLogDir"] = exported
         lines = (
             f"user_pref({json.dumps(key)}, {json.dumps(value)});" for key, value in prefs.items()
@@ -355,6 +369,7 @@ def main() -> None:
         cdp_har(stub, out / "chromium-cdp.har")
         mitmdump_flows(stub, out / "mitmdump.flows", out / "mitmdump.har")
         firefox_har(stub, out / "firefox.har")
+        firefox_har(stub, out / "firefox-cut.har", (ONE,), body_limit=4096)
     print(f"captures written to {out}")
 
 

@@ -54,6 +54,10 @@ EMPTY_BODY = (
     "the capture holds no response body{size} (browsers sometimes leave a stream's body "
     "out of a HAR)"
 )
+CUT_BODY = (
+    "the capture holds {held} of the body's {size} bytes: the browser kept only its start "
+    "(Firefox keeps 1 MiB of a body, devtools.netmonitor.responseBodyLimit)"
+)
 
 
 # A file a HAR names instead of holding a body (Playwright's `record_har_content=
@@ -89,7 +93,7 @@ class CaptureEntry:
     head_t: float | None = None  # seconds from the request to the response head
     end_t: float | None = None  # ... to the end of the body
     error: str | None = None  # why the exchange failed, where the capture says
-    unreadable: str | None = None  # why the body cannot be read from the capture
+    unreadable: str | None = None  # why the body (past what it holds) cannot be read
     notes: tuple[str, ...] = ()
 
     @property
@@ -137,11 +141,11 @@ class CaptureEntry:
             t=self.head_t,
         )
         arrived = self.end_t if self.end_t is not None else (self.head_t or 0.0)
+        for start in range(0, len(self.body), PIECE):
+            yield BodyChunk(self.body[start : start + PIECE], arrived)
         if self.unreadable:  # the capture is at fault, not the stream: an error
             yield TransportError(self.unreadable, arrived, UNREADABLE)
             return
-        for start in range(0, len(self.body), PIECE):
-            yield BodyChunk(self.body[start : start + PIECE], arrived)
         if self.error:
             yield TransportError(self.error, arrived)
 
@@ -260,10 +264,12 @@ def har_entry(entry: Any, number: int, name: str, attachment: Attachment) -> Cap
     request, response = _object(entry, "request", where), _object(entry, "response", where)
     started = _har_time(entry.get("startedDateTime"))
     head_t, end_t, timing_notes = har_timings(entry.get("timings"))
-    body, body_notes, unreadable = har_body(_object(response, "content", where), attachment)
+    content = _object(response, "content", where)
+    body, body_notes, unreadable = har_body(content, attachment)
     status = response.get("status")
     has_response = _status(status) is not None and status > 0
     notes = (*timing_notes, *body_notes) if has_response else ()
+    unreadable = unreadable or body_cut(content, body)
     error_text = response.get("_error")
     return CaptureEntry(
         number=number,
@@ -382,6 +388,14 @@ def har_body(
     if data.startswith(GZIP_MAGIC):
         return ungzipped(data, notes)
     return data, notes, ""
+
+
+def body_cut(content: dict[str, Any], body: bytes) -> str:
+    """Why the capture holds less of the body than the size it gives for it, or ""."""
+    size = content.get("size")
+    if not body or not isinstance(size, int) or isinstance(size, bool) or size <= len(body):
+        return ""
+    return CUT_BODY.format(held=len(body), size=size)
 
 
 def ungzipped(data: bytes, notes: list[str]) -> tuple[bytes, list[str], str]:
