@@ -51,10 +51,17 @@ CAPTURES = {  # file: its kind, its entries, and the scenarios of its streaming 
     "chromium-cdp.har": (HAR, 4, ["demo", "anthropic-parallel"]),
     "mitmdump.flows": (FLOWS, 3, ["demo", "anthropic-parallel", "truncated"]),
     "mitmdump.har": (HAR, 3, ["demo", "anthropic-parallel", "truncated"]),
-    "firefox.har": (  # the fetch()es, then an EventSource
+    "firefox.har": (  # the fetch()es (Bedrock's body base64'd), then an EventSource
         HAR,
-        7,
-        ["demo", "anthropic-parallel", "gemini-text-tools", "truncated", "anthropic-parallel"],
+        8,
+        [
+            "demo",
+            "anthropic-parallel",
+            "gemini-text-tools",
+            "truncated",
+            "bedrock-text-tools",
+            "anthropic-parallel",
+        ],
     ),
 }
 
@@ -227,6 +234,17 @@ def test_a_body_that_does_not_decode_ends_the_stream_with_why(
     assert code == 1 and report["status"] == "error"
     assert report["error"].startswith("the body begins as gzip but does not unzip")
     assert report["bytes"] == 0
+
+
+def test_firefox_keeps_a_binary_stream_base64d_and_that_is_said(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Firefox stores a body of a type it does not take for text (Bedrock's binary
+    event stream) base64'd, and the text streams as text."""
+    _code, out, _err = headless(capsys, "--replay", str(DATA / "firefox.har"))
+    notes = {urlsplit(line["path"]).path.split("/")[2]: line["notes"] for line in lines(out)}
+    assert notes["bedrock-text-tools"] == ["the body was stored base64-encoded; decoded"]
+    assert notes["demo"] == notes["gemini-text-tools"] == []
 
 
 def test_a_body_firefox_cut_is_shown_to_the_cut_and_ends_saying_why(

@@ -73,7 +73,7 @@ def test_a_har_firefox_exports_itself_opens_with_the_live_calls(
         pytest.skip(f"no Firefox at {tools.FIREFOX} (apt-get install firefox-esr)")
     har = tmp_path / "firefox.har"
     tools.firefox_har(stub, har)
-    check_against_live(har, stub, capsys, len(tools.MANY) + 1)  # and the EventSource
+    check_against_live(har, stub, capsys, len(tools.FIREFOX_MANY) + 1)  # and the EventSource
 
 
 def test_a_flow_file_and_a_har_mitmdump_records_open_with_the_live_calls(

@@ -18,8 +18,9 @@ we think they write.
 - firefox.har: Firefox ESR's own HAR export, the network monitor's (the HAR
   builder its "Save All As HAR" uses, here run by its automatic export:
   `devtools.netmonitor.har.enableAutoExportToFile` with the toolbox open), of a
-  page of the stub's origin that fetch()es several scenarios and opens an
-  EventSource; the page is driven over Marionette, Firefox's own remote protocol.
+  page of the stub's origin that fetch()es several scenarios (one of them Bedrock's
+  binary event stream) and opens an EventSource; the page is driven over
+  Marionette, Firefox's own remote protocol.
 - firefox-cut.har: the same, the demo stream only, with Firefox keeping 4096
   characters of a body instead of 1 MiB: the body cut as a longer one would be.
 
@@ -56,6 +57,9 @@ FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox") or "/usr/bin/fi
 SECRET = "sk-capture-secret-0123456789abcdef"
 MANY = ("demo", "anthropic-parallel", "gemini-text-tools", "truncated")
 ONE = "demo"
+# Firefox keeps a body of a type it does not take for text (Bedrock's binary event
+# stream) base64'd: one such stream beside the others.
+FIREFOX_MANY = (*MANY, "bedrock-text-tools")
 SPEED = 8.0  # the scenarios' own pacing, eight times faster: real gaps, a short run
 
 FETCH_JS = """async ([url, body, key]) => {
@@ -266,7 +270,10 @@ FIREFOX_PREFS = {
 
 
 def firefox_har(
-    stub: StubServer, out: Path, names: tuple[str, ...] = MANY, body_limit: int | None = None
+    stub: StubServer,
+    out: Path,
+    names: tuple[str, ...] = FIREFOX_MANY,
+    body_limit: int | None = None,
 ) -> None:
     """`out` written by Firefox's network monitor: a page of the stub's origin that
     fetch()es `names` one after the other, then opens an EventSource (a GET) on
