@@ -133,6 +133,7 @@ def pairs(framing: str, path: Path, count: int) -> list[dict[str, float]]:
                 "floor_s": below.seconds,
                 "headless_s": ours.seconds,
                 "ratio": ours.seconds / below.seconds,
+                "cpu_ratio": ours.cpu_seconds / below.cpu_seconds,
                 "floor_peak_kb": below.peak_kb,
                 "headless_peak_kb": ours.peak_kb,
             }
@@ -142,11 +143,17 @@ def pairs(framing: str, path: Path, count: int) -> list[dict[str, float]]:
 
 def summary(rounds: list[dict[str, float]]) -> dict[str, Any]:
     ratios = [entry["ratio"] for entry in rounds]
+    cpu_ratios = [entry["cpu_ratio"] for entry in rounds]
     return {
         "pairs": len(rounds),
         "median_ratio": statistics.median(ratios),
         "min_ratio": min(ratios),
         "max_ratio": max(ratios),
+        # CPU time (user + system, wait4) of the two: other processes on the machine
+        # stretch it far less than wall time, so it tells load from our own cost
+        "cpu_median_ratio": statistics.median(cpu_ratios),
+        "cpu_min_ratio": min(cpu_ratios),
+        "cpu_max_ratio": max(cpu_ratios),
         "floor_median_s": statistics.median(entry["floor_s"] for entry in rounds),
         "headless_median_s": statistics.median(entry["headless_s"] for entry in rounds),
         "floor_peak_kb": max(entry["floor_peak_kb"] for entry in rounds),
@@ -254,6 +261,8 @@ def row(name: str, entry: dict[str, Any]) -> str:
     return (
         f"{head}{timing['floor_median_s']:>9.3f}{timing['headless_median_s']:>10.3f}"
         f"{timing['median_ratio']:>8.2f} {timing['min_ratio']:.2f}-{timing['max_ratio']:.2f}"
+        f"{timing['cpu_median_ratio']:>6.2f} "
+        f"{timing['cpu_min_ratio']:.2f}-{timing['cpu_max_ratio']:.2f}"
         f"{startup['floor_median_s']:>8.3f}{startup['headless_median_s']:>8.3f}{net:>6}"
         f"{timing['headless_peak_kb'] // 1024:>6}{timing['floor_peak_kb'] // 1024:>6}"
         f"  {'met' if entry['met'] else 'NOT MET'}"
@@ -274,7 +283,8 @@ def report_text(data: dict[str, Any]) -> str:
         f"goal: median ratio <= {GOAL}",
         "",
         f"  {'stream':<21}{'framing':<12}{'events':>9}{'body B':>12}{'floor s':>9}"
-        f"{'headless':>10}{'ratio':>8} {'min-max':<9}{'tiny fl':>8}{'tiny hl':>8}{'net':>6}"
+        f"{'headless':>10}{'ratio':>8} {'min-max':<9}{'cpu':>6} {'min-max':<9}"
+        f"{'tiny fl':>8}{'tiny hl':>8}{'net':>6}"
         f"{'MB hl':>6}{'MB fl':>6}",
     ]
     lines += [row(name, entry) for name, entry in data["streams"].items()]
@@ -285,8 +295,10 @@ def report_text(data: dict[str, Any]) -> str:
         lines.append("WARNING: tui/ changed during the run; figures may mix two versions")
     lines += [
         "",
-        "ratio: median of headless/floor over the pairs (min-max the spread); tiny fl / tiny hl:",
-        f"medians on a {STARTUP_BYTES} B stream of the same dialect (what starting costs);",
+        "ratio: median of headless/floor over the pairs (min-max the spread), wall time; cpu: the",
+        "same of their CPU time (user + system), which the machine's load stretches less;",
+        f"tiny fl / tiny hl: medians on a {STARTUP_BYTES} B stream of the same dialect (what",
+        "starting costs);",
         "net: (headless - tiny hl) / (floor - tiny fl); MB: peak RSS (wait4).",
     ]
     return "\n".join(lines)

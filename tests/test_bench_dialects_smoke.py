@@ -48,6 +48,7 @@ def test_quick_run_checks_and_times_every_stream(tmp_path: Path) -> None:
         timing = entry["timing"]
         assert timing["pairs"] == 1 and timing["floor_median_s"] > 0, name
         assert timing["median_ratio"] == timing["headless_median_s"] / timing["floor_median_s"]
+        assert timing["cpu_min_ratio"] == timing["cpu_median_ratio"] == timing["cpu_max_ratio"] > 0
         assert entry["startup"]["pairs"] == 1, name
         assert name in done.stdout
     assert results["meta"]["command"] in done.stdout
