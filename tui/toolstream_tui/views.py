@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .core.events import Anomaly
 from .core.pieces import TextPieces
 from .core.state import CallSlot, StreamState
 from .core.strict_json import loads
@@ -103,6 +104,16 @@ def anomalies_upto(state: StreamState, upto: int) -> int:
     """How many distinct anomalies had been seen by wire event `upto` (they are
     recorded in the order first seen)."""
     return bisect_right(state.anomalies, upto, key=lambda anomaly: anomaly.stamps[0])
+
+
+def anomalies_seen(state: StreamState, upto: int) -> list[Anomaly]:
+    """The anomalies the list shows at wire event `upto`: those seen by then, each
+    counted as it was then."""
+    return [
+        replace(anomaly, count=anomaly.count_upto(upto))
+        for anomaly in state.anomalies
+        if anomaly.stamps[0] <= upto
+    ]
 
 
 def parsed_upto(slot: CallSlot, upto: int) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +38,7 @@ from ..core.visible import inert_text
 from ..views import (
     CallsAt,
     FragmentRows,
+    anomalies_seen,
     call_row,
     calls_upto,
     cursor_for,
@@ -585,13 +585,7 @@ class StreamScreen(Screen[None]):
     def action_anomalies(self) -> None:
         from .screens.anomalies import AnomaliesScreen
 
-        upto = self.cursor
-        seen = [
-            replace(anomaly, count=anomaly.count_upto(upto))
-            for anomaly in self.watch.state.anomalies
-            if anomaly.stamps[0] <= upto
-        ]
-        self.app.push_screen(AnomaliesScreen(seen))
+        self.app.push_screen(AnomaliesScreen(anomalies_seen(self.watch.state, self.cursor)))
 
     def action_timeline(self) -> None:
         from .screens.timeline import TimelineScreen

@@ -145,7 +145,7 @@ class CallLane(Vertical):
         elif view.mode == "tree" and not self._tree_built:
             self._tree_built = True
             self.arguments_tree.show_value(self.slot.arguments)
-        elif view.mode == "preview" and self.preview.due(view.chars, exact_preview):
+        elif view.mode == "preview" and self._preview_due(view.chars, exact_preview):
             self.preview.update(self.slot.pieces.slice(0, view.chars))
             self.preview_tree.show_preview(
                 self.preview.value, self.preview.length, self.preview.error
@@ -169,6 +169,14 @@ class CallLane(Vertical):
             self._show_fields(view)
         if old is None or old.counter != view.counter:
             self.counter.update(Text(view.counter), layout=False)
+
+    def _preview_due(self, chars: int, exact: bool) -> bool:
+        """A preview of `chars` characters is worth parsing now; one of more than
+        that (the display cursor went back) is parsed again at once."""
+        if chars < self.preview.length:
+            self.preview = ArgumentsPreview()
+            return True
+        return self.preview.due(chars, exact)
 
     def _frame(self, tone: str, selected: bool) -> None:
         """The frame in its tone's colour; the selected lane's is doubled, and

@@ -83,6 +83,10 @@ class WrappedView(ScrollView, can_focus=False):
     def _new_lines(self, source: TaggedText, width: int) -> WrappedLines:
         return WrappedLines(source, width, word_wrap=self.word_wrap, newlines=self.newlines)
 
+    def line_starts(self) -> tuple[int, ...]:
+        """Where each line starts in the source (for tests: a fresh wrap agrees)."""
+        return tuple(self._lines.starts)
+
     def plain_lines(self) -> list[str]:
         """The lines as drawn (for tests)."""
         return [self.shown(self._lines.line_text(number)) for number in range(len(self._lines))]
