@@ -1,6 +1,7 @@
 """Captures other tools saved (tests/data/captures, recorded against the stub by
 tools/record_captures.py: Playwright's HAR, Chromium's network log over the
-DevTools protocol, mitmdump's flow file, Firefox's own HAR export) read as a live watch of the same
+DevTools protocol, mitmdump's flow file, Firefox's own HAR export, Chromium's
+DevTools' "Save all as HAR") read as a live watch of the same
 stream reads it: the same calls, the secrets gone, what is missing said."""
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ from toolstream_tui.sources.captures import (
 
 DATA = Path(__file__).parent / "data" / "captures"
 SECRET = "sk-capture-secret-0123456789abcdef"  # as tools/record_captures.py sends it
+BROWSER_STREAMS = [
+    "demo",
+    "anthropic-parallel",
+    "gemini-text-tools",
+    "truncated",
+    "bedrock-text-tools",
+    "anthropic-parallel",
+]
 CAPTURES = {  # file: its kind, its entries, and the scenarios of its streaming entries
     "playwright.har": (
         HAR,
@@ -51,18 +60,10 @@ CAPTURES = {  # file: its kind, its entries, and the scenarios of its streaming 
     "chromium-cdp.har": (HAR, 4, ["demo", "anthropic-parallel"]),
     "mitmdump.flows": (FLOWS, 3, ["demo", "anthropic-parallel", "truncated"]),
     "mitmdump.har": (HAR, 3, ["demo", "anthropic-parallel", "truncated"]),
-    "firefox.har": (  # the fetch()es (Bedrock's body base64'd), then an EventSource
-        HAR,
-        8,
-        [
-            "demo",
-            "anthropic-parallel",
-            "gemini-text-tools",
-            "truncated",
-            "bedrock-text-tools",
-            "anthropic-parallel",
-        ],
-    ),
+    # A browser's own export of a page's fetch()es (Bedrock's body base64'd), then an
+    # EventSource: Firefox's network monitor, Chromium's DevTools "Save all as HAR".
+    "firefox.har": (HAR, 8, BROWSER_STREAMS),
+    "chromium-devtools.har": (HAR, 8, BROWSER_STREAMS),
 }
 
 
@@ -236,12 +237,13 @@ def test_a_body_that_does_not_decode_ends_the_stream_with_why(
     assert report["bytes"] == 0
 
 
-def test_firefox_keeps_a_binary_stream_base64d_and_that_is_said(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize("name", ["firefox.har", "chromium-devtools.har"])
+def test_a_browser_keeps_a_binary_stream_base64d_and_that_is_said(
+    name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Firefox stores a body of a type it does not take for text (Bedrock's binary
-    event stream) base64'd, and the text streams as text."""
-    _code, out, _err = headless(capsys, "--replay", str(DATA / "firefox.har"))
+    """A browser's export stores a body of a type it does not take for text
+    (Bedrock's binary event stream) base64'd, and the text streams as text."""
+    _code, out, _err = headless(capsys, "--replay", str(DATA / name))
     notes = {urlsplit(line["path"]).path.split("/")[2]: line["notes"] for line in lines(out)}
     assert notes["bedrock-text-tools"] == ["the body was stored base64-encoded; decoded"]
     assert notes["demo"] == notes["gemini-text-tools"] == []

@@ -56,7 +56,15 @@ async def live_state(stub: StubServer, url: str, body: bytes | None) -> StreamSt
 
 
 @pytest.mark.parametrize(
-    "name", ["playwright.har", "chromium-cdp.har", "mitmdump.flows", "mitmdump.har", "firefox.har"]
+    "name",
+    [
+        "playwright.har",
+        "chromium-cdp.har",
+        "mitmdump.flows",
+        "mitmdump.har",
+        "firefox.har",
+        "chromium-devtools.har",
+    ],
 )
 async def test_a_capture_of_several_streams_opens_the_request_list(
     name: str, stub: StubServer

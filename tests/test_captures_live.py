@@ -1,6 +1,7 @@
 """Captures recorded in the suite by the real tools, where they are installed:
 Playwright's Python package driving Chromium (a HAR), mitmdump (a flow file),
-and Firefox's own HAR export, each in front of the stub; every stream in what
+Firefox's own HAR export and Chromium's DevTools' "Save all as HAR", each in
+front of the stub; every stream in what
 they wrote shows the calls of a live run of the same request. Skipped, saying
 which tool is missing, where one is not (tools/record_captures.py says how to
 get them)."""
@@ -73,7 +74,19 @@ def test_a_har_firefox_exports_itself_opens_with_the_live_calls(
         pytest.skip(f"no Firefox at {tools.FIREFOX} (apt-get install firefox-esr)")
     har = tmp_path / "firefox.har"
     tools.firefox_har(stub, har)
-    check_against_live(har, stub, capsys, len(tools.FIREFOX_MANY) + 1)  # and the EventSource
+    check_against_live(har, stub, capsys, len(tools.BROWSER_MANY) + 1)  # and the EventSource
+
+
+def test_a_har_chromiums_devtools_saves_opens_with_the_live_calls(
+    stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("websockets", reason="the websockets package is not installed")
+    tools = recorder()
+    if not Path(tools.CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {tools.CHROMIUM} (apt-get install chromium)")
+    har = tmp_path / "chromium-devtools.har"
+    tools.devtools_har(stub, har)
+    check_against_live(har, stub, capsys, len(tools.BROWSER_MANY) + 1)  # and the EventSource
 
 
 def test_a_flow_file_and_a_har_mitmdump_records_open_with_the_live_calls(

@@ -23,6 +23,11 @@ we think they write.
   Marionette, Firefox's own remote protocol.
 - firefox-cut.har: the same, the demo stream only, with Firefox keeping 4096
   characters of a body instead of 1 MiB: the body cut as a longer one would be.
+- chromium-devtools.har: Chromium's own DevTools frontend, open on the tab from
+  the start (--auto-open-devtools-for-tabs), its Network panel's "Save all as HAR
+  (with sensitive data)" run on the same page and requests as firefox.har; the
+  frontend's save to disk is answered by us (over the DevTools protocol, on the
+  frontend's own page) so that the HAR comes back instead of a Save dialog.
 
 Every request carries `Authorization: Bearer sk-capture-secret-…` so the tests can
 check it never reaches the screen or a report.
@@ -30,7 +35,7 @@ check it never reaches the screen or a report.
 Run it with a Python that has playwright and mitmproxy (NOT the project's venv:
 mitmproxy pins cryptography and more), the project's `stubs/` on the path:
 
-    python3 -m venv /tmp/capvenv && /tmp/capvenv/bin/pip install playwright mitmproxy
+    python3 -m venv /tmp/capvenv && /tmp/capvenv/bin/pip install playwright mitmproxy websockets
     apt-get install chromium firefox-esr
     PYTHONPATH=stubs /tmp/capvenv/bin/python tools/record_captures.py tests/data/captures
 """
@@ -46,6 +51,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,9 +64,9 @@ FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox") or "/usr/bin/fi
 SECRET = "sk-capture-secret-0123456789abcdef"
 MANY = ("demo", "anthropic-parallel", "gemini-text-tools", "truncated")
 ONE = "demo"
-# Firefox keeps a body of a type it does not take for text (Bedrock's binary event
-# stream) base64'd: one such stream beside the others.
-FIREFOX_MANY = (*MANY, "bedrock-text-tools")
+# A browser's HAR keeps a body of a type it does not take for text (Bedrock's binary
+# event stream) base64'd: one such stream beside the others.
+BROWSER_MANY = (*MANY, "bedrock-text-tools")
 SPEED = 8.0  # the scenarios' own pacing, eight times faster: real gaps, a short run
 
 FETCH_JS = """async ([url, body, key]) => {
@@ -272,7 +279,7 @@ FIREFOX_PREFS = {
 def firefox_har(
     stub: StubServer,
     out: Path,
-    names: tuple[str, ...] = FIREFOX_MANY,
+    names: tuple[str, ...] = BROWSER_MANY,
     body_limit: int | None = None,
 ) -> None:
     """`out` written by Firefox's network monitor: a page of the stub's origin that
@@ -366,6 +373,128 @@ class Marionette:
         return self.send("WebDriver:ExecuteScript", {"script": script, "args": [argument]})
 
 
+# Run in Chromium's DevTools frontend (its own page, devtools://devtools/bundled/):
+# the Network panel shown, as a user opens it, so that DevTools logs the requests.
+LOADED_JS = "location.protocol === 'http:' && document.readyState === 'complete' || null"
+SHOW_NETWORK_JS = """import('./ui/legacy/legacy.js').then(
+  (UI) => UI.ViewManager.ViewManager.instance().showView('network')).then(() => true)"""
+# The panel's "Save all as HAR (with sensitive data)": its own exportAll, which
+# writes through the embedder's save/append/close; those are answered here with the
+# events the embedder sends, so the HAR comes back instead of going to a Save dialog.
+SAVE_ALL_AS_HAR_JS = """(async () => {
+  const Network = await import('./panels/network/network.js');
+  const Workspace = await import('./models/workspace/workspace.js');
+  const Host = await import('./core/host/host.js');
+  const host = Host.InspectorFrontendHost.InspectorFrontendHostInstance;
+  const files = Workspace.FileManager.FileManager.instance();
+  const parts = [];
+  let closed;
+  const written = new Promise((resolve) => { closed = resolve; });
+  host.save = (url, content) => {
+    parts.push(content);
+    setTimeout(() => files.savedURL({data: {url, fileSystemPath: url}}));
+  };
+  host.append = (url, content) => {
+    parts.push(content);
+    setTimeout(() => files.dispatchEventToListeners('AppendedToURL', url));
+  };
+  host.close = () => closed();
+  await Network.NetworkPanel.NetworkPanel.instance().networkLogView.exportAll({sanitize: false});
+  await written;
+  return parts.join('');
+})()"""
+
+
+def devtools_har(stub: StubServer, out: Path, names: tuple[str, ...] = BROWSER_MANY) -> None:
+    """`out` written by Chromium's DevTools frontend, its Network panel's "Save all as
+    HAR": a page of the stub's origin that fetch()es `names`, then opens an
+    EventSource on anthropic-parallel, with DevTools open on it from the start."""
+    with tempfile.TemporaryDirectory() as profile:
+        port = free_port()
+        command = [CHROMIUM, "--headless", "--no-sandbox", "--no-first-run", "--no-proxy-server"]
+        command += [f"--remote-debugging-port={port}", f"--user-data-dir={profile}"]
+        command += ["--auto-open-devtools-for-tabs", "about:blank"]
+        process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+        try:
+            wait_for_port(port, 60)
+            page_url, devtools_url = debugged_targets(port)
+            with cdp(devtools_url) as devtools, cdp(page_url) as page:
+                retried(lambda: devtools.evaluate(SHOW_NETWORK_JS))  # once DevTools is up
+                page.send("Page.navigate", {"url": stub.base_url + "/scenarios"})
+                retried(lambda: page.evaluate(LOADED_JS))
+                for name in names:
+                    arguments = [stub.scenario_url(name), request_body(name), SECRET]
+                    page.evaluate(f"({FETCH_JS})({json.dumps(arguments)})")
+                source = json.dumps(stub.scenario_url("anthropic-parallel"))
+                page.evaluate(f"({EVENT_SOURCE_JS})({source})")
+                out.write_text(devtools.evaluate(SAVE_ALL_AS_HAR_JS))
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+
+
+def debugged_targets(port: int, seconds: float = 60.0) -> tuple[str, str]:
+    """The WebSocket URLs of the tab's page and of the DevTools frontend opened on it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as answer:
+            targets = json.load(answer)
+        urls = {target["url"].partition(":")[0]: target for target in targets}
+        if "devtools" in urls and "about" in urls:
+            return urls["about"]["webSocketDebuggerUrl"], urls["devtools"]["webSocketDebuggerUrl"]
+        time.sleep(0.5)
+    raise TimeoutError("Chromium opened no DevTools frontend")
+
+
+def retried(attempt: Any, seconds: float = 30.0) -> Any:
+    """`attempt()`'s first true value, trying again while it raises or gives none."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if result := attempt():
+                return result
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise TimeoutError("gave up waiting")
+        time.sleep(0.25)
+
+
+@contextmanager
+def cdp(url: str) -> Iterator[Cdp]:
+    """A DevTools protocol session on the target whose WebSocket is at `url`."""
+    from websockets.sync.client import connect
+
+    with connect(url, max_size=None, open_timeout=30) as socket:
+        yield Cdp(socket)
+
+
+class Cdp:
+    """Just enough of the DevTools protocol over one target's WebSocket."""
+
+    def __init__(self, socket: Any) -> None:
+        self.socket = socket
+        self.last_id = 0
+
+    def send(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        self.last_id += 1
+        self.socket.send(json.dumps({"id": self.last_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.socket.recv(timeout=120))
+            if message.get("id") == self.last_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+
+    def evaluate(self, expression: str) -> Any:
+        params = {"expression": expression, "awaitPromise": True, "returnByValue": True}
+        result = self.send("Runtime.evaluate", params)
+        if "exceptionDetails" in result:
+            raise RuntimeError(result["exceptionDetails"].get("text", "evaluation failed"))
+        return result["result"].get("value")
+
+
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/data/captures")
     out.mkdir(parents=True, exist_ok=True)
@@ -377,6 +506,7 @@ def main() -> None:
         mitmdump_flows(stub, out / "mitmdump.flows", out / "mitmdump.har")
         firefox_har(stub, out / "firefox.har")
         firefox_har(stub, out / "firefox-cut.har", (ONE,), body_limit=4096)
+        devtools_har(stub, out / "chromium-devtools.har")
     print(f"captures written to {out}")
 
 
