@@ -439,9 +439,10 @@ def debugged_targets(port: int, seconds: float = 60.0) -> tuple[str, str]:
     while time.monotonic() < deadline:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as answer:
             targets = json.load(answer)
-        urls = {target["url"].partition(":")[0]: target for target in targets}
-        if "devtools" in urls and "about" in urls:
-            return urls["about"]["webSocketDebuggerUrl"], urls["devtools"]["webSocketDebuggerUrl"]
+        by_scheme = {target["url"].partition(":")[0]: target for target in targets}
+        if "devtools" in by_scheme and "about" in by_scheme:  # the tab is still about:blank
+            page, devtools = by_scheme["about"], by_scheme["devtools"]
+            return page["webSocketDebuggerUrl"], devtools["webSocketDebuggerUrl"]
         time.sleep(0.5)
     raise TimeoutError("Chromium opened no DevTools frontend")
 
