@@ -782,8 +782,10 @@ class PipeFeed(asyncio.Protocol):
         self.transport: asyncio.WriteTransport | None = None
         self.gone = False
         self.cap = cap
-        self._frames: list[bytes] = []
-        self._size = 0
+        # One growing buffer, not a list of frames: hundreds of thousands of small
+        # frames held for a lagging watcher left the allocator's arenas fragmented
+        # (the soak's forwarder grew by a fifth a cycle at 256 streams).
+        self._frames = bytearray()
         self._timer: asyncio.TimerHandle | None = None
         self._paused = False
         self._gaps: dict[int, Gap] = {}  # requests whose body the watcher no longer gets
@@ -811,7 +813,7 @@ class PipeFeed(asyncio.Protocol):
         """Bytes of frames not yet in the pipe."""
         transport = self.transport
         buffered = transport.get_write_buffer_size() if transport is not None else 0
-        return self._size + buffered
+        return len(self._frames) + buffered
 
     def put(self, request_id: int, item: TapItem | Exchange) -> None:
         if self.transport is None or self.gone:
@@ -839,9 +841,8 @@ class PipeFeed(asyncio.Protocol):
     def _hold(self, data: bytes) -> None:
         if not self._frames and not self._paused:
             self._timer = asyncio.get_running_loop().call_later(TAP_BATCH_S, self._write)
-        self._frames.append(data)
-        self._size += len(data)
-        if self._size >= TAP_BATCH_BYTES and not self._paused:
+        self._frames += data
+        if len(self._frames) >= TAP_BATCH_BYTES and not self._paused:
             self._write()
 
     def _write(self) -> None:
@@ -850,9 +851,9 @@ class PipeFeed(asyncio.Protocol):
             self._timer = None
         if self._paused:
             return  # resume_writing writes them
-        frames, self._frames, self._size = self._frames, [], 0
+        frames, self._frames = self._frames, bytearray()  # never changed once written
         if self.transport is not None and not self.gone and frames:
-            self.transport.write(b"".join(frames))
+            self.transport.write(frames)
 
     async def flush(self, timeout: float) -> None:
         """Until what is kept has been written (or the reader is gone, or `timeout`)."""
