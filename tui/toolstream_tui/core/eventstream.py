@@ -57,6 +57,9 @@ def looks_like_eventstream(head: bytes) -> bool:
     """Do these first bytes open an event-stream frame (its prelude CRC holds)?"""
     if len(head) < PRELUDE_BYTES:
         return False
+    total: int
+    headers: int
+    crc: int
     total, headers, crc = PRELUDE.unpack_from(head)
     return zlib.crc32(head[:8]) == crc and headers <= MAX_HEADERS and total >= MIN_FRAME + headers
 
@@ -94,6 +97,9 @@ class EventStreamDecoder:
         return items
 
     def _frame_length(self, buffer: memoryview, offset: int) -> int | None:
+        total: int
+        headers: int
+        crc: int
         total, headers, crc = PRELUDE.unpack_from(buffer, offset)
         number = self.dispatched + 1
         if zlib.crc32(buffer[offset : offset + 8]) != crc:

@@ -122,7 +122,9 @@ class FieldScanner:
         number of times), and past `LONG_VALUE` characters it is read token by
         token, each element inside it passed over the same way; one that is not
         JSON is read token by token."""
-        start = _SPACE.match(self._text, self._pos - self._base).end()
+        spaces = _SPACE.match(self._text, self._pos - self._base)
+        assert spaces is not None  # the pattern matches the empty string too
+        start = spaces.end()
         self._pos = self._base + start
         if start == len(self._text):
             return False

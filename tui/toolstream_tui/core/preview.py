@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import jiter
 
@@ -21,7 +21,7 @@ from .surrogates import well_formed
 
 GROWTH = 0.125  # re-parse once the buffer has grown by this fraction
 CATCH_UP_SECONDS = 0.25  # or when this long has passed since the last parse
-PARTIAL_MODE = "trailing-strings"
+PARTIAL_MODE: Final = "trailing-strings"
 
 
 class ArgumentsPreview:

@@ -147,7 +147,7 @@ def _compile_validator(schema: Any) -> Any:
     if not isinstance(schema, dict | bool):
         raise TypeError(f"expected an object or boolean, got {_json_type(schema)}")
     validator_class = validator_for(schema, default=Draft202012Validator)
-    validator_class.check_schema(schema)
+    validator_class.check_schema(schema)  # type: ignore[arg-type]  # True/False are schemas too
     return validator_class(schema, registry=_offline_registry())
 
 
@@ -160,7 +160,7 @@ def _offline_registry() -> Any:
 def _refuse_retrieval(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(uri)
 
 
 def _validate(validator: Any, arguments: Any) -> list[SchemaError]:

@@ -12,6 +12,7 @@ A source (HTTP, replay, stub) calls `open`, then `feed` for every read, then
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .dialects.base import excerpt
@@ -37,7 +38,7 @@ SSE_FIELDS = (b"", b"data", b"event", b"id", b"retry")  # b"" + ":" is a comment
 _LATER_SSE_LINE = re.compile(rb"[\r\n](?:data|event):")
 
 
-FRAMERS: dict[str, type[Framer]] = {
+FRAMERS: dict[str, Callable[[int], Framer]] = {
     "sse": SSEDecoder,
     "ndjson": LineDecoder,
     "json-array": JSONArrayDecoder,

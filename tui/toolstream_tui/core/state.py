@@ -441,13 +441,22 @@ class StreamState:
 
     def _note_lone_surrogates(self) -> None:
         """Name every text that ends the stream holding half a UTF-16 pair."""
-        texts = {"text": self.text, "reasoning": self.reasoning, "refusal": self.refusal}
-        found = lone_places({**texts, "error": self.error})
+        texts: dict[str, str | None] = {
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "refusal": self.refusal,
+            "error": self.error,
+        }
+        found = lone_places(texts)
         if found:
             self.note("lone-surrogate", None, found[0], None, count=found[1])
         for index, slot in self.calls.items():
             raw = slot.arguments_raw
-            texts = {"name": slot.name, "id": slot.call_id, "item id": slot.item_id}
+            texts = {
+                "name": slot.name,
+                "id": slot.call_id,
+                "item id": slot.item_id,
+            }
             if slot.caller is not None:
                 texts |= {"caller": slot.caller.type, "caller tool id": slot.caller.tool_id}
             if cannot_hold_surrogates(raw, *texts.values()):

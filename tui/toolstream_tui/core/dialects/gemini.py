@@ -226,7 +226,7 @@ class ArgumentTree:
             if depth == len(segments) - 1:
                 return node
             wanted = ArrayNode if isinstance(segments[depth + 1], int) else ObjectNode
-            child = node.get(segment)  # type: ignore[call-overload]
+            child = node.get(segment)  # type: ignore[arg-type]
             if child is None:
                 child = wanted()
                 node[segment] = child  # type: ignore[index]
@@ -243,7 +243,7 @@ class ArgumentTree:
         value: Any,
         going_on: bool,
     ) -> tuple[str, str] | None:
-        existing = container.get(key)  # type: ignore[call-overload]
+        existing = container.get(key)  # type: ignore[arg-type]
         if existing is None:
             leaf = Leaf.of(value, going_on)
             container[key] = leaf  # type: ignore[index]
