@@ -127,3 +127,52 @@ def test_a_replay_that_may_wait_runs_in_an_event_loop(tmp_path: Path, options: t
     replay = tmp_path / "body.sse"
     replay.write_bytes(SSE_BODY)
     assert "asyncio" in modules_after_headless(replay, *options)
+
+
+# Loaded only for what asks for them: a capture file, --otlp, a moment in the stream.
+OPTIONAL_MODULES = (
+    "toolstream_tui.capturing",
+    "toolstream_tui.sources.captures",
+    "toolstream_tui.otlp.watching",
+    "toolstream_tui.otlp.spans",
+    "toolstream_tui.otlp.export",
+    "toolstream_tui.core.upto",
+)
+
+
+def optional_modules_after(*argv: str) -> list[str]:
+    """Which of OPTIONAL_MODULES a run of the command line with `argv` loaded."""
+    code = (
+        "import json, sys\n"
+        "from toolstream_tui.cli import main\n"
+        f"main({list(argv)!r})\n"
+        f"loaded = [n for n in {OPTIONAL_MODULES!r} if n in sys.modules]\n"
+        "print(json.dumps(loaded), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return json.loads(result.stderr.splitlines()[-1])
+
+
+def test_a_headless_replay_of_a_recording_loads_no_capture_otlp_or_moment_module(
+    tmp_path: Path,
+) -> None:
+    """Startup is most of a short run: the capture readers, OpenTelemetry and time
+    travel load only when the file or the options ask for them."""
+    replay = tmp_path / "body.sse"
+    replay.write_bytes(SSE_BODY)
+    assert optional_modules_after("--headless", "--replay", str(replay), "--speed", "0") == []
+
+
+def test_a_capture_or_a_moment_loads_its_modules(tmp_path: Path) -> None:
+    """The check above can fail: a HAR file loads the capture readers, and
+    --until-event the module that cuts the report."""
+    har = tmp_path / "run.har"
+    har.write_text('{"log": {"version": "1.2", "entries": []}}')
+    recording = tmp_path / "body.sse"
+    recording.write_bytes(SSE_BODY)
+    loaded = optional_modules_after("--headless", "--replay", str(har))
+    assert {"toolstream_tui.capturing", "toolstream_tui.sources.captures"} <= set(loaded)
+    moment = ("--headless", "--replay", str(recording), "--speed", "0", "--until-event", "1")
+    assert optional_modules_after(*moment) == ["toolstream_tui.core.upto"]

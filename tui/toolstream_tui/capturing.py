@@ -19,6 +19,7 @@ from .commands.common import EXIT_INTERRUPTED, CannotUse, UsageError
 from .core.visible import inert
 from .sources import Source
 from .sources.base import plain_reason
+from .sources.capture_kind import SNIFF_BYTES, ZIP_MAGIC, capture_kind
 from .sources.captures import (
     MAX_INFLATED,
     NOT_TIMED,
@@ -26,15 +27,12 @@ from .sources.captures import (
     Capture,
     CaptureError,
     CaptureSource,
-    capture_kind,
     read_capture,
 )
 from .sources.recording import RecordingError
 from .sources.replay import ReplaySource, open_regular
 
 PROG = "toolstream-tui"
-SNIFF_BYTES = 4096
-ZIP_MAGIC = b"PK\x03\x04"
 
 
 class CaptureList:

@@ -40,13 +40,7 @@ from .core.events import Status
 from .core.visible import inert
 from .options import WatchOptions
 from .otlp import OtlpUnavailable
-from .otlp.watching import (
-    StreamSpan,
-    add_otlp_option,
-    open_export,
-    redactor_of,
-    send_and_close,
-)
+from .otlp.option import add_otlp_option, open_export
 from .sources import Limits, Source, pump, run_to_end
 from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items
@@ -266,6 +260,11 @@ def build_source(args: argparse.Namespace) -> Source | CaptureList:
             args.notice = warning
         return HttpSource(request, dialect=args.dialect)
     if args.replay:
+        from .sources.capture_kind import may_be_capture
+        from .sources.replay import ReplaySource
+
+        if not may_be_capture(args.replay):  # a recording: the capture modules stay unloaded
+            return ReplaySource(args.replay, speed=args.speed)
         from .capturing import replay_source
 
         return replay_source(args)
@@ -341,8 +340,11 @@ def run_headless(
         reason = plain_reason(exc)
         print(f"{PROG}: cannot record to {record}: {reason}; not recording", file=sys.stderr)
         items = source_items(source, None, tape, limits.idle_timeout)
-    span = None if otlp is None else StreamSpan(source.label, redactor_of(source))
-    if span is not None:
+    span = None
+    if otlp is not None:  # the span's modules load only with --otlp
+        from .otlp.watching import StreamSpan, redactor_of
+
+        span = StreamSpan(source.label, redactor_of(source))
         items = span.tapped(items)
     status = None
     try:
@@ -359,6 +361,8 @@ def run_headless(
     if bundle is not None and tape is not None:
         write_headless_bundle(bundle, tape, session)
     if otlp is not None and span is not None:
+        from .otlp.watching import send_and_close
+
         send_and_close(otlp, span, session, PROG)
     summary = one_line_summary(session)
     if summary:
@@ -372,10 +376,11 @@ def run_headless(
 def needs_event_loop(source: Source, idle_timeout: float | None) -> bool:
     """Only a replay at speed 0 never waits (for the network, the recorded pace or
     an idle timer): it runs without an event loop (see `run_to_end`)."""
-    from .sources.captures import CaptureSource
     from .sources.replay import ReplaySource
 
-    never_waits = isinstance(source, ReplaySource | CaptureSource) and source.speed <= 0
+    captures = sys.modules.get("toolstream_tui.sources.captures")  # loaded for a capture only
+    replays = ReplaySource if captures is None else ReplaySource | captures.CaptureSource
+    never_waits = isinstance(source, replays) and source.speed <= 0
     return idle_timeout is not None or not never_waits
 
 
@@ -471,9 +476,8 @@ def watch(args: argparse.Namespace) -> int:
         )
     otlp = otlp_export(args.otlp)
     source = build_source(args)
-    from .capturing import CaptureList
-
-    if isinstance(source, CaptureList):
+    capturing = sys.modules.get("toolstream_tui.capturing")  # loaded for a capture only
+    if capturing is not None and isinstance(source, capturing.CaptureList):
         from .capturing import watch_list
 
         args.otlp_export = otlp  # each entry is sent as a span

@@ -37,7 +37,7 @@ from .core.dialects.detect import DIALECTS
 from .core.report import EXIT_FAILED, EXIT_OK, printable_json
 from .core.visible import inert
 from .otlp import OtlpUnavailable
-from .otlp.watching import add_otlp_option, open_export
+from .otlp.option import add_otlp_option, open_export
 from .proxy_log import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
 from .sources.proxy import (
     CONNECT_TIMEOUT_S,

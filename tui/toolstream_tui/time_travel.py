@@ -11,7 +11,6 @@ from .command_line import number_from
 from .commands.common import UsageError
 from .core import StreamState
 from .core.report import printable_pieces, report_utf8_pieces
-from .core.upto import cursor_for_event, event_at_time, report_upto
 
 Until = Callable[[StreamState], int | None]  # where a headless report is cut, once read
 
@@ -57,11 +56,13 @@ def check_time_travel(args: argparse.Namespace) -> None:
 
 def until_cursor(args: argparse.Namespace, state: StreamState) -> int | None:
     """The cursor the headless report is cut at, None for the whole report."""
+    if args.until_event is None and args.until_time is None:
+        return None
+    from .core.upto import cursor_for_event, event_at_time  # only for a moment asked for
+
     if args.until_event is not None:
         return cursor_for_event(state, args.until_event)
-    if args.until_time is not None:
-        return event_at_time(state, args.until_time)
-    return None
+    return event_at_time(state, args.until_time)
 
 
 def headless_report(state: StreamState, until: Until | None) -> Iterator[bytes | memoryview]:
@@ -69,4 +70,6 @@ def headless_report(state: StreamState, until: Until | None) -> Iterator[bytes |
     cursor = None if until is None else until(state)
     if cursor is None:
         return report_utf8_pieces(state)
+    from .core.upto import report_upto
+
     return (piece.encode() for piece in printable_pieces(report_upto(state, cursor)))

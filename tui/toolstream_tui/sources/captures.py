@@ -35,17 +35,14 @@ from .base import (
     TransportError,
     monotonic,
 )
+from .capture_kind import FLOWS, HAR, TNETSTRING_START, capture_kind
 from .decoding import GZIP, GZIP_MAGIC, GZIP_WBITS, BodyDecoder, UnsupportedEncoding
 from .replay import wait_until
 from .secrets import Redactor, safe_headers, secrets_in
 
-HAR = "HAR"
-FLOWS = "mitmproxy flow"
 NOT_TIMED = "per-event times not recorded"
 NO_RESPONSE = "the capture holds no response"
 PIECE = 64 * 1024  # the body is handed on in reads of this size, as a replay's are
-HAR_START = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"log"\s*:')
-TNETSTRING_START = re.compile(rb"(\d{1,12}):")  # match() anchors it where it is asked
 MAX_INFLATED = 256 << 20  # a gzip'd body inflating past this is refused (a bomb)
 MAX_DEPTH = 64  # a flow nests a few levels; deeper is not a flow (and would exhaust the stack)
 # The body is already decoded (undone here) or counted anew (by the core).
@@ -211,21 +208,6 @@ def kept_response_headers(headers: Mapping[str, str]) -> dict[str, str]:
         for name, value in safe_headers(headers).items()
         if name.lower() not in BODY_FRAMING_HEADERS
     }
-
-
-def capture_kind(head: bytes) -> str | None:
-    """HAR, FLOWS, or None (not a capture: a recording), from a file's first bytes.
-    A HAR is a JSON object whose first key is "log"; a flow file, a tnetstring
-    dictionary (its length, a colon, and a `}` tag where the length says)."""
-    if HAR_START.match(head):
-        return HAR
-    start = TNETSTRING_START.match(head)
-    if start is None:
-        return None
-    tag_at = start.end() + int(start.group(1))
-    if tag_at >= len(head):  # the first flow is longer than the head: its opening says
-        return FLOWS if head[start.end() : start.end() + 1].isdigit() else None
-    return FLOWS if head[tag_at : tag_at + 1] == b"}" else None
 
 
 def read_capture(data: bytes, name: str, attachment: Attachment = no_attachments) -> Capture:
