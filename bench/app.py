@@ -48,7 +48,7 @@ from .streams import DEFAULT_SEED
 from .terminal import Frame, Process, Terminal, tmux_path
 
 BENCH = Path(__file__).resolve().parent
-PARTS = ("whole", "keys", "startup", "cpu")
+PARTS = ("whole", "keys", "startup", "cpu", "jumps")
 DEFAULT_JSON = BENCH / "app-results.json"
 COMMAND = "python -m bench app"
 
@@ -68,6 +68,9 @@ class Plan:
     press_timeout: float  # a key with no effect after this long is unanswered
     phase_cap: float  # seconds of key presses per phase at most
     keys_during_stream_only: bool
+    jumps: int = 20  # rounds of jumps (End, Home, g N, ]) on the keys' stream
+    anomaly_every: int = 2_000  # events between the anomalies spliced into it
+    memory_jumps: int = 800  # then this many more, to see whether memory grows
 
 
 BIG_ARGS_1M = StreamSpec(BIG_1M, "big-args", (1_000_000,))
@@ -109,6 +112,9 @@ QUICK = Plan(
     press_timeout=10.0,
     phase_cap=120,
     keys_during_stream_only=False,  # a tiny stream is over before the keys are
+    jumps=2,
+    memory_jumps=8,
+    anomaly_every=100,
 )
 APP_TIMEOUT_FACTOR = 10  # the app may take this many times headless before it is stopped
 APP_TIMEOUT_MIN = 60.0
@@ -630,6 +636,132 @@ def app_cpu_to_finished(terminal: Terminal, watch: Watch, argv: list[str], timeo
         process.close()
 
 
+# -- time travel: a jump → the frame that shows the cursor there -------------------------
+NOT_JSON_EVENT = b"data: {not json\n\n"
+
+
+def with_anomalies(stream: StreamFile, every: int) -> tuple[Path, int, list[int]]:
+    """The stream with a not-JSON event (a `data-not-json` sighting) after every
+    `every` events, so `]` has somewhere to go all along it; its events, and the
+    numbers of those spliced in."""
+    path = stream.path.with_name(f"{stream.path.stem}.anomalies{every}.sse")
+    events = stream.path.read_bytes().split(b"\n\n")[:-1]
+    spliced = [event + b"\n\n" for event in events]
+    for position in range(len(spliced) - len(spliced) % every, 0, -every):
+        spliced.insert(position, NOT_JSON_EVENT)
+    anomalies = [n + 1 for n, event in enumerate(spliced) if event == NOT_JSON_EVENT]
+    if not path.exists():
+        partial = path.with_suffix(".partial")
+        partial.write_bytes(b"".join(spliced))
+        os.replace(partial, path)
+    return path, len(spliced), anomalies
+
+
+def at_event(number: int) -> Callable[[Frame], bool]:
+    return lambda frame: markers.paused(frame) and markers.events_shown(frame) == number
+
+
+def vm_rss_kb(pid: int) -> int | None:
+    """The resident set now (VmRSS), in KiB: what jumps might leave behind."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+@dataclass
+class Jumps:
+    """Key → frame per kind of jump, in seconds."""
+
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    missed: list[str] = field(default_factory=list)
+
+    def jump(self, run: Run, process: Process, name: str, key: str, to: int) -> None:
+        """Send `key`; the first frame showing the cursor at event `to` ends the jump."""
+        sent = run.terminal.send_key(key)
+        frame = run.watch.until(process, at_event(to), run.plan.press_timeout)
+        if frame is None:
+            shown = markers.events_shown(run.watch.last) if run.watch.last else None
+            self.missed.append(f"{name} to {to}: the screen stayed at {shown}")
+            return
+        self.seconds.setdefault(name, []).append(frame.t - sent)
+
+
+def jumps(run: Run) -> None:
+    """`--replay FILE --at N` on the keys' stream with anomalies spliced in (~200k
+    events), then rounds of: End, Home (start ↔ end), g N Enter (a random event;
+    timed from Enter), ] (the next anomaly); then `memory_jumps` more, untimed:
+    the resident set after the second half of them less after the first half
+    (caches filled by then) says whether memory grows with the number of jumps."""
+    plan, rng = run.plan, random.Random(run.args.seed)
+    path, total, anomalies = with_anomalies(run.file(plan.keys_stream), plan.anomaly_every)
+    start = total // 2
+    process = run.terminal.launch(replay_argv(path, "--at", str(start)))
+    measured = Jumps()
+    try:
+        with run.timing("jumps", run.args.poll_keys):
+            if run.watch.until(process, at_event(start), LAUNCH_TIMEOUT) is None:
+                raise RuntimeError(f"not at event {start} {LAUNCH_TIMEOUT:.0f} s after launch")
+            rss_timed = jump_rounds(run, process, measured, rng, total, anomalies, plan.jumps)
+            half = plan.memory_jumps // 8  # rounds of 4 jumps
+            rss_before = jump_rounds(run, process, Jumps(), rng, total, anomalies, half)
+            rss_after = jump_rounds(run, process, Jumps(), rng, total, anomalies, half)
+        quit_app(run.terminal, process, markers.QUIT_KEY)
+    finally:
+        process.kill()
+        process.close()
+    for name, values in measured.seconds.items():
+        run.figures[f"jumps.{name}"] = summary(values)
+    growth = None if rss_before is None or rss_after is None else (rss_after - rss_before) / 1024
+    run.figures["jumps.rss_growth"] = summary([] if growth is None else [growth])
+    run.details["jumps"] = {
+        "events": total,
+        "anomalies": len(anomalies),
+        "opened_at": start,
+        "rounds": plan.jumps,
+        "rss_kb_after_timed_rounds": rss_timed,
+        "memory_jumps": plan.memory_jumps,
+        "rss_kb_after_half_of_them": rss_before,
+        "rss_kb_after_all_of_them": rss_after,
+        "missed": measured.missed,
+    }
+    run.problems += [f"jumps: {missed}" for missed in measured.missed]
+    said = ", ".join(
+        f"{name} max {max(values) * 1000:.0f} ms" for name, values in measured.seconds.items()
+    )
+    progress(f"  {said}; resident set {growth if growth is None else round(growth, 1)} MB more")
+
+
+def jump_rounds(
+    run: Run,
+    process: Process,
+    measured: Jumps,
+    rng: random.Random,
+    total: int,
+    anomalies: list[int],
+    rounds: int,
+) -> int | None:
+    """`rounds` rounds of every jump; the resident set after them (KiB)."""
+    for _ in range(rounds):
+        measured.jump(run, process, "start-end", "End", total)
+        measured.jump(run, process, "start-end", "Home", 0)
+        target = rng.randrange(1, total)
+        run.terminal.send_key("g")
+        if run.watch.until(process, markers.goto_prompt, run.plan.press_timeout) is None:
+            measured.missed.append("g: no prompt")
+            continue
+        run.terminal.send_key(str(target))
+        measured.jump(run, process, "random-event", "Enter", target)
+        later = [number for number in anomalies if number > target]
+        if later:
+            measured.jump(run, process, "next-anomaly", "]", later[0])
+    return vm_rss_kb(process.pid)
+
+
 # -- everything -------------------------------------------------------------------------
 def measure(run: Run, parts: set[str]) -> None:
     plan = run.plan
@@ -650,6 +782,8 @@ def measure(run: Run, parts: set[str]) -> None:
         attempt(run, "startup", lambda: startup(run))
     if "cpu" in parts:
         attempt(run, "cpu: paced", lambda: display_cpu(run))
+    if "jumps" in parts:
+        attempt(run, "jumps", lambda: jumps(run))
 
 
 def resolution_facts(run: Run) -> dict[str, Any]:

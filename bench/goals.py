@@ -66,4 +66,8 @@ GOALS = (
     Goal(
         "`q` → process gone, after big-args 10 MB", f"quit.{BIG_10M}", "median", 0.3, "s", BIG_10M
     ),
+    Goal("jump → frame: End / Home, parallel-64", "jumps.start-end", "max", 0.1, "s", PARALLEL),
+    Goal("jump → frame: `g N` to a random event", "jumps.random-event", "max", 0.1, "s", PARALLEL),
+    Goal("jump → frame: `]` to the next anomaly", "jumps.next-anomaly", "max", 0.1, "s", PARALLEL),
+    Goal("resident set: growth over 400 more jumps", "jumps.rss_growth", "max", 5, "MB", PARALLEL),
 )

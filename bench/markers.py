@@ -27,6 +27,7 @@ ASSISTANT_FIRST_ROW = 2  # under the status bar and the boxes' top border
 STATE = re.compile(r"^ ?(connecting|streaming|finished|truncated|error)\b")
 EVENTS = re.compile(r" · (\d+) events\b| at event ([\d,]+) of ")
 PAUSED = " PAUSED "
+GOTO_PROMPT = "or a time like 12.5s"
 LANE_TITLE = re.compile(r"([╭╔])[─═] #(\d+) ")
 FOCUSED_CORNER = "╔"
 FOCUSED_BOTTOM = "╚"
@@ -68,6 +69,11 @@ def events_shown(frame: Frame) -> int | None:
 
 def paused(frame: Frame) -> bool:
     return PAUSED in status(frame)
+
+
+def goto_prompt(frame: Frame) -> bool:
+    """`g`'s prompt is open, waiting for an event number or a time."""
+    return any(GOTO_PROMPT in line for line in frame.lines)
 
 
 # -- lanes ------------------------------------------------------------------------

@@ -125,7 +125,7 @@ def test_quick_app_bench_measures_every_row(tmp_path: Path) -> None:
     assert figures["rss.app"]["max"] > 0 and figures["rss.headless"]["max"] > 0
     assert figures["startup.minimal_textual_app"]["n"] == figures["startup.app"]["n"]
     assert figures["cpu.paced.app"]["min"] > 0 and figures["cpu.paced.headless"]["min"] > 0
-    assert set(results["meta"]["resolution"]) == {"whole", "keys", "startup"}
+    assert set(results["meta"]["resolution"]) == {"whole", "keys", "startup", "jumps"}
     for name, facts in results["streams"].items():
         assert (cache / facts["path"]).stat().st_size == facts["body_bytes"], name
     table = results_path.with_suffix(".md").read_text(encoding="utf-8")
@@ -310,3 +310,22 @@ def test_generation_is_deterministic(streams: ModuleType) -> None:
     first = streams.big_args("big-args-100k", 3000)
     assert streams.big_args("big-args-100k", 3000).body == first.body
     assert streams.big_args("big-args-100k", 3000, seed=7).body != first.body
+
+
+def test_quick_app_bench_times_jumps_and_memory(tmp_path: Path) -> None:
+    """`--only jumps`: End/Home, g N, ] on the keys' stream with anomalies spliced
+    in, each timed to the frame that shows the cursor there; memory over more."""
+    results_path, cache = tmp_path / "jumps.json", tmp_path / "cache"
+    done = run_bench(
+        "app", "--quick", "--only", "jumps", "--json", str(results_path), "--cache", str(cache)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    figures, details = results["figures"], results["details"]["jumps"]
+    for name in ("start-end", "random-event", "next-anomaly"):
+        assert figures[f"jumps.{name}"]["n"] >= 1, name
+        assert 0 < figures[f"jumps.{name}"]["max"] < 10, name
+    assert details["anomalies"] >= 2 and details["missed"] == []
+    assert details["rss_kb_after_all_of_them"] > 0
+    assert figures["jumps.rss_growth"]["n"] == 1
+    assert "jump → frame: End / Home" in results_path.with_suffix(".md").read_text("utf-8")

@@ -52,7 +52,7 @@ def third_call_start() -> int:
 def opened_at(tmp_path: Path, event: int) -> ToolstreamApp:
     source = ReplaySource(write_recording(tmp_path / "cut.sse"), speed=0, clock=frozen_clock)
     source.label = "replay:cut.sse"  # not tmp_path, which differs from run to run
-    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock, start_paused=True, start_at=event))
+    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock, start_at=event))
     app.animation_level = "none"
     return app
 

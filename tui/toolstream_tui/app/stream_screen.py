@@ -219,7 +219,7 @@ class StreamScreen(Screen[None]):
         self._restart = restart
         self.can_go_back = can_go_back
         self.cursor = 0  # the last wire event shown
-        self.paused = self.options.start_paused
+        self.paused = self.options.start_paused or self.options.start_at is not None
         self.previewing = self.options.preview
         self.selected: int | None = None
         self.lane_chosen = False  # the person picked the selected call: { } follow it alone

@@ -129,6 +129,9 @@ class LaneColumn(Vertical, can_focus=True):
         self.call_list.display = False
         self.deck = Vertical(id="deck")
         self.lanes: dict[int, CallLane] = {}  # the lanes in the window, by call index
+        # Lanes out of use, hidden (the display cursor went back before the calls
+        # began): shown again for the calls that come back, not composed anew.
+        self.idle: list[CallLane] = []
         self.indexes: list[int] = []  # the calls shown, in order
         self.first = 0  # position of the window's first call in `indexes`
         self._sized_for: tuple[int, dict[int, int]] = (0, {})  # rows, what each lane wanted
@@ -250,6 +253,9 @@ class LaneColumn(Vertical, can_focus=True):
             if index in self.lanes:
                 continue
             later = [self.lanes[i] for i in shown[position + 1 :] if i in self.lanes]
+            if not spare and self.idle:
+                spare.append(self.idle.pop())
+                spare[-1].display = True
             if spare:
                 lane = spare.pop()
                 lane.show_call(state.calls[index])
@@ -262,7 +268,8 @@ class LaneColumn(Vertical, can_focus=True):
                 self.deck.mount(lane, before=later[0] if later else None)
             self.lanes[index] = lane
         for lane in spare:
-            lane.remove()
+            lane.display = False
+        self.idle += spare
 
     def _rows_and_wanted(self) -> tuple[int, dict[int, int]]:
         rows = self.deck.content_region.height or self.content_region.height
@@ -284,8 +291,9 @@ class LaneColumn(Vertical, can_focus=True):
                 lane.styles.height = height
 
     def clear(self) -> None:
-        for lane in self.lanes.values():
+        for lane in [*self.lanes.values(), *self.idle]:
             lane.remove()
         self.lanes.clear()
+        self.idle.clear()
         self.indexes = []
         self.first = 0
