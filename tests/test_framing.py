@@ -22,6 +22,11 @@ JSON_VALUES = st.recursive(
 )
 
 
+# Each byte value stands for one of these, so random bytes are mostly structure.
+STRUCTURE = b'"\\{}[], a\xc3\xa9\xe2\x82'
+STRUCTURE_BYTES = bytes(STRUCTURE[i % len(STRUCTURE)] for i in range(256))
+
+
 def run(decoder: Decoder, body: bytes, cuts: list[int]) -> tuple[list[str], str]:
     """The events' data and the trailing text, the body fed in pieces cut at `cuts`."""
     events: list[Any] = []
@@ -80,6 +85,47 @@ def test_each_ndjson_line_is_one_event(
     events, trailing = run(LineDecoder(), raw, data.draw(cuts_of(raw)))
     assert [json.loads(event) for event in events] == lines
     assert trailing == ""
+
+
+# Text that is all the scanner looks at: quotes, backslashes, brackets, and
+# characters of 2 to 4 UTF-8 bytes, so a cut falls mid-escape and mid-character.
+TRICKY_TEXT = st.text(alphabet='"\\{}[],: \n\té€😀\u2028ab', max_size=12)
+TRICKY_VALUES = st.recursive(
+    st.none() | st.integers() | TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TRICKY_TEXT, inner, max_size=4),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    elements=st.lists(TRICKY_VALUES, max_size=5),
+    indent=st.sampled_from([None, 2]),
+    ascii_only=st.booleans(),
+    data=st.data(),
+)
+def test_elements_full_of_quotes_escapes_and_brackets_frame_however_cut(
+    elements: list[Any], indent: int | None, ascii_only: bool, data: st.DataObject
+) -> None:
+    """The scanner skips whole strings at once: each element is still one event,
+    read back as json.loads reads the whole array, for any cuts."""
+    dumped = (json.dumps(e, ensure_ascii=ascii_only, indent=indent) for e in elements)
+    raw = ("[" + "\r\n,".join(dumped) + "]").encode()
+    cuts = data.draw(st.lists(st.integers(0, len(raw)), max_size=12) | st.just([*range(len(raw))]))
+    events, trailing = run(JSONArrayDecoder(), raw, cuts)
+    assert [json.loads(event) for event in events] == json.loads(raw) == elements
+    assert trailing == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.binary(max_size=60).map(lambda b: b.translate(STRUCTURE_BYTES)), data=st.data())
+def test_stray_quotes_brackets_and_backslashes_frame_the_same_however_cut(
+    body: bytes, data: st.DataObject
+) -> None:
+    """Bytes made mostly of what the scanner looks at (unclosed strings, a backslash
+    at a read's end, unmatched brackets) give the same events for any cuts."""
+    cuts = data.draw(cuts_of(body) | st.just([*range(len(body))]))
+    assert run(JSONArrayDecoder(), body, cuts) == run(JSONArrayDecoder(), body, [])
 
 
 def test_an_element_cut_short_is_the_trailing_text() -> None:
