@@ -11,6 +11,8 @@ can try many sequences in the time one app takes to start."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +28,9 @@ from toolstream_tui.app.wrapped import PieceText, WrappedLines
 from toolstream_tui.core import StreamState, build_report
 from toolstream_tui.core.dialects.detect import DIALECTS
 from toolstream_tui.core.pieces import TextPieces
+from toolstream_tui.core.report import report_json
 from toolstream_tui.core.surrogates import rejoin_pairs
-from toolstream_tui.core.upto import report_upto
+from toolstream_tui.core.upto import report_upto, report_upto_json
 from toolstream_tui.core.visible import inert
 from toolstream_tui.views import FragmentRows, anomalies_seen
 
@@ -240,3 +243,93 @@ def test_lines_wrapped_back_to_a_shorter_text_are_a_fresh_wrap(
         assert [lines.line_text(n) for n in range(len(lines))] == [
             fresh.line_text(n) for n in range(len(fresh))
         ]
+
+
+async def test_the_keys_move_the_cursor(app_stub: StubServer) -> None:
+    """The bindings themselves, pressed: N n shift+arrows Home End g [ ] { }."""
+    app = make_app(app_stub, "anthropic-quirks", start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_received(app)
+        screen, state = app.stream, app.session.state
+        await pilot.press("end")
+        assert screen.cursor == state.end_event
+        await pilot.press("N", "shift+left")
+        assert screen.cursor == state.events - 1
+        await pilot.press("home", "n", "shift+right")
+        assert screen.cursor == 2
+        sightings = sorted({stamp for anomaly in state.anomalies for stamp in anomaly.stamps})
+        await pilot.press("right_square_bracket")
+        assert screen.cursor == next(stamp for stamp in sightings if stamp > 2)
+        before = screen.cursor
+        await pilot.press("left_square_bracket")
+        earlier = [stamp for stamp in sightings if stamp < before]
+        assert screen.cursor == (earlier[-1] if earlier else before)
+        await pilot.press("home", "right_curly_bracket")
+        assert screen.cursor == min(slot.started_event for slot in state.calls.values())
+        await pilot.press("g")
+        await pilot.press(*"7", "enter")
+        await pilot.pause()
+        assert screen.cursor == 7
+        assert "at event 7 of " in str(screen.status_bar.render())
+        await pilot.press("g")
+        await pilot.press(*"soon", "enter")
+        await pilot.pause()
+        assert "not an event number or a time like 12.5s" in str(
+            app.screen.query_one("#problem").render()
+        )
+        await pilot.press("escape")
+        assert screen.cursor == 7
+
+
+async def test_a_click_on_the_scrub_bar_moves_the_cursor_there(app_stub: StubServer) -> None:
+    app = make_app(app_stub, "parallel", start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_received(app)
+        screen = app.stream
+        await pilot.press("end")
+        await pilot.pause()
+        bar = screen.scrub_bar
+        assert bar.display
+        width = bar.content_region.width
+        await pilot.click("#scrub", offset=(1, 0))  # the padding's cell, then the first column
+        assert screen.cursor == 0
+        await pilot.click("#scrub", offset=(1 + width // 2, 0))
+        last = state_end(screen)
+        assert abs(screen.cursor - last / 2) <= last / width + 1
+
+
+def state_end(screen: StreamScreen) -> int:
+    state = screen.watch.state
+    return state.end_event or state.events
+
+
+async def test_an_export_and_a_bundle_while_paused_are_as_of_the_cursor(
+    app_stub: StubServer, tmp_path: Path
+) -> None:
+    app = make_app(app_stub, "parallel", start_paused=True, output_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_received(app)
+        screen, state = app.stream, app.session.state
+        screen.move_to(9)
+        await pilot.press("e")
+        exported = json.loads((tmp_path / "toolstream-report.json").read_text("utf-8"))
+        assert exported == json.loads(report_upto_json(state, 9))
+        assert exported["as_of"] == {
+            "event": 9,
+            "events": state.events,
+            "time": 0.0,
+            "ended": False,
+        }
+        screen.write_bundle(tmp_path / "bundle")
+        bundled = json.loads((tmp_path / "bundle" / "report.json").read_text("utf-8"))
+        assert bundled == exported
+        readme = (tmp_path / "bundle" / "README.md").read_text("utf-8")
+        assert "## As of event 9" in readme and "--replay stream.sse --at 9" in readme
+        screen.action_toggle_pause()  # live again: the whole stream, unmarked
+        await pilot.press("e")
+        whole = json.loads((tmp_path / "toolstream-report.json").read_text("utf-8"))
+        assert "as_of" not in whole and whole == build_report_json(state)
+
+
+def build_report_json(state: StreamState) -> Any:
+    return json.loads(report_json(state))
