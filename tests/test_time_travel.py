@@ -11,6 +11,7 @@ can try many sequences in the time one app takes to start."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_proxy_app import post, proxy_app, until
 from test_time_travel_core import UNSTAMPED, fed
 
-from conftest import make_app, redrawn_at_rest, wait_received
+from conftest import SETTLE_TIMEOUT, make_app, redrawn_at_rest, wait_received
 from toolstream_stubs import StubServer
 from toolstream_tui.app.stream_screen import StreamScreen
 from toolstream_tui.app.widgets.text_pane import ChannelText
@@ -32,6 +34,7 @@ from toolstream_tui.core.report import report_json
 from toolstream_tui.core.surrogates import rejoin_pairs
 from toolstream_tui.core.upto import report_upto, report_upto_json
 from toolstream_tui.core.visible import inert
+from toolstream_tui.proxy_log import ProxyLog
 from toolstream_tui.views import FragmentRows, anomalies_seen
 
 SIZE = (64, 30)  # narrow: text and buffers wrap over several lines
@@ -333,3 +336,30 @@ async def test_an_export_and_a_bundle_while_paused_are_as_of_the_cursor(
 
 def build_report_json(state: StreamState) -> Any:
     return json.loads(report_json(state))
+
+
+async def test_the_proxys_stream_view_travels_too(app_stub: StubServer) -> None:
+    """A proxied request opened from the list: the same keys, the same views."""
+    log = ProxyLog(tapes=True)
+    async with (
+        proxy_app(app_stub.base_url, log) as (app, url),
+        app.run_test(size=(170, 30)) as pilot,
+    ):
+        await post(url + "/scenarios/parallel/v1/chat/completions")
+        await until(lambda: log.finished_count == 1, pilot)
+        app.requests.draw()
+        await pilot.pause()
+        await pilot.press("enter")
+        stream = app.screen
+        assert isinstance(stream, StreamScreen)
+        await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
+        state = stream.watch.state
+        await pilot.press("home")
+        assert stream.cursor == 0 and stream.lanes.indexes == []
+        await pilot.press("right_curly_bracket", "right_curly_bracket")
+        check_views(stream, "parallel")
+        assert stream.lanes.indexes == [0, 1]
+        await pilot.press("end")
+        assert stream.cursor == state.end_event
+        check_views(stream, "parallel")
+        assert {lane.view.state for lane in stream.lanes.lanes.values()} == {"parsed"}
