@@ -409,3 +409,37 @@ def test_a_content_block_index_past_64_bits_stays_exact_however_the_frames_are_c
     report = build_report(session.state)
     assert [(c["name"], c["arguments"]) for c in report["tool_calls"]] == [("f", {"a": 1})]
     assert "index-out-of-range" in {a["kind"] for a in report["anomalies"]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    payloads=st.lists(st.binary(max_size=12) | st.text(max_size=6).map(str.encode), max_size=5),
+    spoiled=st.sets(st.integers(0, 4)),
+)
+def test_each_payload_reads_as_utf8_or_is_marked_not_utf8(
+    payloads: list[bytes], spoiled: set[int]
+) -> None:
+    """A frame that is whole and sound is read on the short path; one that is not
+    UTF-8 or whose message CRC fails still gives the same event, marked, and named."""
+    frames = [event_frame("chunk", data) for data in payloads]
+    for number in spoiled & set(range(len(frames))):  # the message CRC's last byte
+        frames[number] = frames[number][:-1] + bytes([frames[number][-1] ^ 1])
+    events, problems, trailing = decode(b"".join(frames))
+    assert [(e.number, e.event, e.data, e.valid_utf8) for e in events] == [
+        (n, "chunk", data.decode(errors="replace"), valid_utf8(data))
+        for n, data in enumerate(payloads, 1)
+    ]
+    assert problems == [
+        f"frame {n + 1}: the message CRC32 does not match"
+        for n in sorted(spoiled)
+        if n < len(frames)
+    ]
+    assert trailing == ""
+
+
+def valid_utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True

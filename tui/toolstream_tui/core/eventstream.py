@@ -21,6 +21,7 @@ from __future__ import annotations
 import struct
 import sys
 import zlib
+from contextlib import suppress
 from typing import Any
 
 from .framing import decode_utf8
@@ -82,19 +83,51 @@ class EventStreamDecoder:
         buffer = self._buffer
         buffer += chunk
         items: list[SSEItem] = []
-        offset = 0
         with memoryview(buffer) as view:  # frames are read in place, not copied out
-            while not (self.broken or self.oversized) and len(buffer) - offset >= PRELUDE_BYTES:
-                total = self._frame_length(view, offset)
-                if total is None or len(buffer) - offset < total:
-                    break
-                items.append(self._frame(view, offset, total))
-                offset += total
+            offset = self._frames(view, items)
         self.long_digit_runs = not items or has_long_digit_run(buffer[:offset])
         del buffer[:offset]
         if self.broken and len(buffer) > self.max_event_bytes:
             self.oversized = True  # what cannot be framed is held no further
         return items
+
+    def _frames(self, view: memoryview, items: list[SSEItem]) -> int:
+        """The whole frames at the start of `view`, each an event in `items`; returns
+        where the rest begins. A frame whose prelude passes every check, whose CRC
+        holds and whose payload is UTF-8 is read here, inline (Bedrock sends one per
+        piece of arguments); any other goes through `_frame_length` and `_frame`,
+        which name what is wrong."""
+        size, offset = len(view), 0
+        unpack, crc32, message_crc = PRELUDE.unpack_from, zlib.crc32, MESSAGE_CRC.unpack_from
+        named_of, most = self._named.get, self.max_event_bytes
+        while not (self.broken or self.oversized) and size - offset >= PRELUDE_BYTES:
+            total: int | None
+            total, headers_length, prelude_crc = unpack(view, offset)
+            if not (
+                crc32(view[offset : offset + 8]) == prelude_crc
+                and MIN_FRAME + headers_length <= total <= MAX_PAYLOAD + MIN_FRAME + headers_length
+                and total <= most
+                and headers_length <= MAX_HEADERS
+            ):
+                total = self._frame_length(view, offset)
+                if total is None:
+                    break
+            if size - offset < total:
+                break
+            end = offset + total - 4  # where the message CRC begins
+            headers = offset + PRELUDE_BYTES
+            named = named_of(bytes(view[headers : headers + headers_length]))
+            payload = None
+            if named and not named[2] and crc32(view[offset:end]) == message_crc(view, end)[0]:
+                with suppress(UnicodeDecodeError):  # `_frame` tells it
+                    payload = str(view[headers + headers_length : end], "utf-8")
+            if named is None or payload is None:
+                items.append(self._frame(view, offset, total))
+            else:
+                self.dispatched += 1
+                items.append(SSEEvent(self.dispatched, named[0], payload or named[1], None, None))
+            offset += total
+        return offset
 
     def _frame_length(self, buffer: memoryview, offset: int) -> int | None:
         total: int
