@@ -16,7 +16,6 @@ another. A block's `caller` (which tool made the call) is kept on the call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..events import Channel
@@ -44,17 +43,37 @@ START_TEXT = {"text": ("text", Channel.CONTENT), "thinking": ("thinking", Channe
 SILENT_DELTAS = frozenset({"signature_delta", "citations_delta"})
 
 
-@dataclass(slots=True)
 class Block:
-    kind: str
-    slot: CallSlot | None = None
-    start_input: Any = None
-    got_delta: bool = False
-    stopped: bool = False
-    input_settled: bool = False  # the start input was taken (or passed over) once
-    whole: bool = False  # arrived complete in message_start: no block events are due
-    start_event: int = 0  # the wire event that carried the start input, and when
-    start_t: float = 0.0
+    __slots__ = (
+        "got_delta",
+        "input_settled",
+        "kind",
+        "slot",
+        "start_event",
+        "start_input",
+        "start_t",
+        "stopped",
+        "whole",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        slot: CallSlot | None = None,
+        start_input: Any = None,
+        *,
+        start_event: int = 0,
+        start_t: float = 0.0,
+    ) -> None:
+        self.kind = kind
+        self.slot = slot
+        self.start_input = start_input
+        self.got_delta = False
+        self.stopped = False
+        self.input_settled = False  # the start input was taken (or passed over) once
+        self.whole = False  # arrived complete in message_start: no block events are due
+        self.start_event = start_event  # the wire event that carried the start input, and when
+        self.start_t = start_t
 
 
 class AnthropicMessagesDialect(Dialect):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..events import Channel
@@ -57,10 +56,12 @@ SILENT_REASONING = frozenset({"signature", "redactedContent"})
 EVENTSTREAM_MEDIA = "application/vnd.amazon.eventstream"
 
 
-@dataclass(slots=True)
 class Block:
-    slot: CallSlot | None = None  # a tool use's call; None for text and reasoning
-    stopped: bool = False
+    __slots__ = ("slot", "stopped")
+
+    def __init__(self, slot: CallSlot | None = None) -> None:
+        self.slot = slot  # a tool use's call; None for text and reasoning
+        self.stopped = False
 
 
 class BedrockDialect(Dialect):

@@ -22,7 +22,6 @@ and a `finish_reason`) is read the same way, its calls arriving whole.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..events import Channel
@@ -51,10 +50,12 @@ TEXT_FIELDS = (("text", Channel.CONTENT), ("thinking", Channel.REASONING))
 ERROR_REASON = "ERROR"
 
 
-@dataclass(slots=True)
 class Call:
-    slot: CallSlot
-    ended: bool = False
+    __slots__ = ("ended", "slot")
+
+    def __init__(self, slot: CallSlot) -> None:
+        self.slot = slot
+        self.ended = False
 
 
 class CohereDialect(Dialect):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Channel
@@ -123,14 +122,16 @@ class ArrayNode(dict[int, Any]):
     """An array being assembled, keyed by index (elements listed in index order)."""
 
 
-@dataclass(slots=True)
 class Leaf:
     """A value; a string is kept as its pieces (joined once, at the end: a long
     string continued over many pieces would otherwise be copied at each)."""
 
-    value: Any
-    open: bool = False  # a string still to be continued (willContinue)
-    pieces: list[str] | None = None
+    __slots__ = ("open", "pieces", "value")
+
+    def __init__(self, value: Any, open: bool = False, pieces: list[str] | None = None) -> None:
+        self.value = value
+        self.open = open  # a string still to be continued (willContinue)
+        self.pieces = pieces
 
     @classmethod
     def of(cls, value: Any, going_on: bool) -> Leaf:
@@ -162,17 +163,19 @@ def _plain(node: Any) -> Any:
     return node.final
 
 
-@dataclass(slots=True)
 class ArgumentTree:
     """The arguments of one streamed call, assembled piece by piece from their paths.
     `add` returns what was wrong with a piece: (anomaly kind, detail), or None."""
 
-    root: ObjectNode = field(default_factory=ObjectNode)
-    leaves: dict[str, Leaf] = field(default_factory=dict)  # by path, in order of arrival
-    # Each path found before: its segments and container. A container, once made,
-    # is never replaced, so the walk to it always ends at the same one (a string
-    # continued over many pieces names the same path each time).
-    places: dict[str, tuple[list[str | int], ObjectNode | ArrayNode]] = field(default_factory=dict)
+    __slots__ = ("leaves", "places", "root")
+
+    def __init__(self) -> None:
+        self.root = ObjectNode()
+        self.leaves: dict[str, Leaf] = {}  # by path, in order of arrival
+        # Each path found before: its segments and container. A container, once made,
+        # is never replaced, so the walk to it always ends at the same one (a string
+        # continued over many pieces names the same path each time).
+        self.places: dict[str, tuple[list[str | int], ObjectNode | ArrayNode]] = {}
 
     def add(self, piece: dict[str, Any]) -> tuple[str, str] | None:
         path = piece.get("jsonPath")
@@ -330,10 +333,12 @@ def piece_text(piece: Any) -> str:
     return f"{shown} = {said or '?'}{more}\n"
 
 
-@dataclass(slots=True)
 class StreamedCall:
-    slot: CallSlot
-    tree: ArgumentTree = field(default_factory=ArgumentTree)
+    __slots__ = ("slot", "tree")
+
+    def __init__(self, slot: CallSlot) -> None:
+        self.slot = slot
+        self.tree = ArgumentTree()
 
 
 # -- the dialect ------------------------------------------------------------------------

@@ -21,7 +21,6 @@ ids `output_item.done` gave, else by position.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Channel
@@ -48,12 +47,14 @@ TEXT_EVENTS = {
 }
 
 
-@dataclass(slots=True)
 class TextPart:
     """One output_text content part: its deltas as they came, and the server's final word."""
 
-    deltas: list[str] = field(default_factory=list)
-    final: str | None = None
+    __slots__ = ("deltas", "final")
+
+    def __init__(self) -> None:
+        self.deltas: list[str] = []
+        self.final: str | None = None
 
     @property
     def streamed(self) -> str:
@@ -64,17 +65,29 @@ class TextPart:
         return self.streamed if self.final is None else self.final
 
 
-@dataclass(slots=True)
 class Item:
-    kind: str
-    item_id: str | None
-    slot: CallSlot | None = None
-    got_delta: bool = False
-    arguments_done: bool = False
-    done: bool = False
-    final_source: str | None = None  # the event that last restated the arguments
-    id_changed: bool = False  # an event named this item by another id (noted once)
-    parts: dict[int, TextPart] = field(default_factory=dict)  # by content_index
+    __slots__ = (
+        "arguments_done",
+        "done",
+        "final_source",
+        "got_delta",
+        "id_changed",
+        "item_id",
+        "kind",
+        "parts",
+        "slot",
+    )
+
+    def __init__(self, kind: str, item_id: str | None) -> None:
+        self.kind = kind
+        self.item_id = item_id
+        self.slot: CallSlot | None = None
+        self.got_delta = False
+        self.arguments_done = False
+        self.done = False
+        self.final_source: str | None = None  # the event that last restated the arguments
+        self.id_changed = False  # an event named this item by another id (noted once)
+        self.parts: dict[int, TextPart] = {}  # by content_index
 
 
 class OpenAIResponsesDialect(Dialect):

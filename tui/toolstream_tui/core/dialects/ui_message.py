@@ -16,7 +16,6 @@ follows it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..events import Channel
@@ -71,12 +70,14 @@ QUIET_TYPES = frozenset(
 TEXT_CHANNELS = {"text": Channel.CONTENT, "reasoning": Channel.REASONING}
 
 
-@dataclass(slots=True)
 class ToolInput:
-    slot: CallSlot
-    text_input: bool = False  # `inputEncoding: "text"`: the deltas are plain text
-    got_delta: bool = False
-    settled: bool = False  # tool-input-available or tool-input-error arrived
+    __slots__ = ("got_delta", "settled", "slot", "text_input")
+
+    def __init__(self, slot: CallSlot) -> None:
+        self.slot = slot
+        self.text_input = False  # `inputEncoding: "text"`: the deltas are plain text
+        self.got_delta = False
+        self.settled = False  # tool-input-available or tool-input-error arrived
 
 
 class UIMessageStreamDialect(Dialect):
