@@ -84,7 +84,7 @@ MAX_BODY_LINES = 20
 # (see `collect_garbage_rarely`) keep for a long time: the resident set grew ~4.5 MB
 # per 100 jumps. So after every JUMPS_PER_COLLECTION jumps, a full collection runs
 # COLLECT_AFTER_SECONDS later (measured: 30-150 ms on a loaded 2-core machine).
-JUMPS_PER_COLLECTION = 100
+JUMPS_PER_COLLECTION = 50
 COLLECT_AFTER_SECONDS = 0.5
 
 
