@@ -282,6 +282,10 @@ async def test_the_keys_move_the_cursor(app_stub: StubServer) -> None:
         )
         await pilot.press("escape")
         assert screen.cursor == 7
+        await pilot.press("l", "N")
+        await pilot.pause()
+        lines = screen.raw_log.plain_lines()
+        assert len(lines) == screen.watch.wire_log.lines_upto(6) and lines[-1].startswith("#6 ")
 
 
 async def test_a_click_on_the_scrub_bar_moves_the_cursor_there(app_stub: StubServer) -> None:
