@@ -38,7 +38,6 @@ from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.dialects.detect import DIALECTS
 from .core.events import Status
 from .core.visible import inert
-from .options import WatchOptions
 from .otlp import OtlpUnavailable
 from .otlp.option import add_otlp_option, open_export
 from .sources import Limits, Source, pump, run_to_end
@@ -54,6 +53,7 @@ from .time_travel import (
 
 if TYPE_CHECKING:
     from .capturing import CaptureList
+    from .options import WatchOptions
     from .otlp.export import OtlpExport
     from .sources.http import HttpRequest
 
@@ -309,6 +309,8 @@ def one_line_summary(session: StreamSession) -> str | None:
 
 
 def watch_options(args: argparse.Namespace, otlp: OtlpExport | None = None) -> WatchOptions:
+    from .options import WatchOptions  # the app's options: a headless run needs none
+
     return WatchOptions(
         limits=limits_of(args),
         dialect=args.dialect,
