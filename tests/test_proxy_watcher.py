@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from docs_pages import docs_page
 from proxying import WAIT_S
 from test_proxy_cli import proxy_process
@@ -21,6 +22,7 @@ from test_proxy_cli import proxy_process
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
 from toolstream_tui.proxy_log import WATCH_GAP
+from toolstream_tui.sources import forwarder
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.forwarder import WATCHER_GONE, PipeFeed
 from toolstream_tui.sources.proxy import (
@@ -246,3 +248,22 @@ def test_the_documented_buffer_and_drain_are_the_defaults() -> None:
     page = docs_page("proxy-under-load.md")
     assert f"| `--watch-buffer BYTES` | {TAP_CAP_BYTES} ({TAP_CAP_BYTES >> 20} MiB) |" in page
     assert f"| `--drain SECONDS` | {SHUTDOWN_GRACE_S:g} |" in page
+
+
+async def test_the_allocator_is_trimmed_once_the_watcher_caught_up_with_a_backlog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trimmed = threading.Event()
+    monkeypatch.setattr(forwarder, "release_freed_memory", trimmed.set)
+    feed = paused_feed(TAP_CAP_BYTES)
+    feed.put(1, BodyChunk(b"x" * forwarder.LAGGED_BYTES, 0.0))
+    feed.resume_writing()  # writes the backlog; the pipe takes it
+    assert not trimmed.is_set()
+    feed.resume_writing()  # nothing left: caught up
+    assert trimmed.wait(WAIT_S)
+    trimmed.clear()
+    feed.put(1, BodyChunk(b"small", 0.1))
+    feed.pause_writing()
+    feed.resume_writing()
+    feed.resume_writing()
+    assert not trimmed.wait(0.2), "only after a backlog"
