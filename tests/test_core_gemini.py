@@ -801,6 +801,14 @@ GOES_ON = {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue
 @example([usual(GOES_ON, part={"text": "t"}), usual({**GOES_ON, "willContinue": 1})])
 @example([usual({**GOES_ON, "name": "h"}), usual({**GOES_ON, "args": {"b": 2}})])
 @example([usual(GOES_ON, promptFeedback={"blockReason": "SAFETY"})])
+@example(  # a string continued by a chunk (willContinue 1 is not true: it and the call end)
+    [
+        usual({"partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": True}]}),
+        usual({"partialArgs": [{"jsonPath": "$.a", "stringValue": "y", "willContinue": 1}]}),
+        usual({"partialArgs": [{"jsonPath": "$.a", "stringValue": "z"}]}),
+        usual({"name": "h", "args": {"b": 2}}, candidate={"finishReason": "STOP"}),
+    ]
+)
 @example([usual(GOES_ON, error={"code": 1, "message": "m", "status": "S"})])
 def test_the_usual_vertex_chunk_reads_as_the_general_path_reads_it(
     chunks: list[dict[str, Any]],

@@ -315,14 +315,18 @@ def _value_of(piece: dict[str, Any]) -> tuple[Any, tuple[str, str] | None] | str
     return value, problem
 
 
+def text_piece_line(path: str, value: str, going_on: bool) -> str:
+    """A piece of string value as its lane shows it."""
+    return f"{path} = {compact_json(value)}{' …' if going_on else ''}\n"
+
+
 def piece_text(piece: Any) -> str:
     """A piece as its lane shows it, one line each: `$.city = "San " …` (the `…`:
     it continues). The text is not JSON, so pieces never read as calls merged."""
     if type(piece) is dict and len(piece) == 2 + ("willContinue" in piece):
         path, value = piece.get("jsonPath"), piece.get("stringValue")
         if type(path) is str and type(value) is str:  # the usual piece, in fewer steps
-            more = " …" if piece.get("willContinue") is True else ""
-            return f"{path} = {compact_json(value)}{more}\n"
+            return text_piece_line(path, value, piece.get("willContinue") is True)
     if not isinstance(piece, dict):
         return f"? {_json_text(piece)}\n"
     path = piece.get("jsonPath")
@@ -399,7 +403,30 @@ class GeminiDialect(Dialect):
         pieces = call.get("partialArgs")
         if call.get("name") is not None or call.get("args") is not None or type(pieces) is not list:
             return False
-        self._feed(pieces, call.get("willContinue") is True)
+        going_on = call.get("willContinue") is True
+        if len(pieces) != 1 or not self._continued_string(pieces[0], going_on):
+            self._feed(pieces, going_on)
+        return True
+
+    def _continued_string(self, piece: Any, call_goes_on: bool) -> bool:
+        """The usual piece, in the fewest steps: only the next text of a string the
+        open call left open (as `piece_text` and `ArgumentTree.add` would take it)."""
+        if type(piece) is not dict or len(piece) != 2 + ("willContinue" in piece):
+            return False
+        path, value = piece.get("jsonPath"), piece.get("stringValue")
+        streamed = self._streamed
+        if type(path) is not str or type(value) is not str or streamed is None:
+            return False
+        place = streamed.tree.places.get(path)
+        leaf = None if place is None else place[1].get(place[0][-1])  # type: ignore[arg-type]
+        if type(leaf) is not Leaf or leaf.pieces is None or not leaf.open:
+            return False
+        going_on = piece.get("willContinue") is True
+        line = text_piece_line(path, value, going_on)
+        self.state.append_fragment(streamed.slot, line, self.event, self.t)
+        leaf.continue_with(value, going_on)
+        if not call_goes_on and not going_on:
+            self._close_streamed(None)
         return True
 
     def on_completion(self, body: Any) -> None:
