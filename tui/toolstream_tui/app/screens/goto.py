@@ -23,17 +23,28 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
     """
     BINDINGS = [Binding("escape", "give_up", "Cancel", id="goto.cancel")]
 
-    def __init__(self, last_event: int) -> None:
+    def __init__(self) -> None:
+        """One prompt per stream screen, shown again each time (`last_event`: the
+        last event received, set before each showing)."""
         super().__init__()
-        self.last_event = last_event
+        self.last_event = 0
+        self.hint = Static(id="hint")
+        self.where = Input(placeholder="31204 or 4.8s", id="where")
         self.problem = Static(id="problem")
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = Text("go to")
-            yield Static(Text(f"an event number (0 to {self.last_event:,}) or a time like 12.5s"))
-            yield Input(placeholder="31204 or 4.8s", id="where")
+            yield self.hint
+            yield self.where
             yield self.problem
+
+    def on_screen_resume(self) -> None:
+        """Shown (again): empty, saying the range of events there is now."""
+        self.hint.update(Text(f"an event number (0 to {self.last_event:,}) or a time like 12.5s"))
+        self.where.value = ""
+        self.problem.update("")
+        self.where.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         parsed = parse_position(event.value)
