@@ -58,7 +58,7 @@ import httpx
 import streams
 from procstat import cpu_seconds
 
-from toolstream_tui.sources.proxy import bind
+from toolstream_tui.proxy.server import bind
 
 HERE = Path(__file__).resolve()
 PROXY_COMMAND = [sys.executable, "-m", "toolstream_tui", "proxy", "--headless"]

@@ -16,9 +16,9 @@ from typing import Any
 import httpx2
 import uvicorn
 
-from toolstream_tui.proxy_log import Change, Listener, ProxyLog, RequestRecord
+from toolstream_tui.proxy.requests import Change, Listener, ProxyLog, RequestRecord
+from toolstream_tui.proxy.server import ProxyConfig, ProxyServer, bind
 from toolstream_tui.sources import Limits
-from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer, bind
 
 WAIT_S = 30.0
 # An agent's keys, each where a provider takes it; the stub's http-401-echo sends

@@ -20,6 +20,9 @@ from toolstream_stubs import load_scenario
 from toolstream_stubs.eventstream import event_frame
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.timing import stream_timing
+from toolstream_tui.proxy.forwarder import ProxyApp
+from toolstream_tui.proxy.server import ProxyConfig, parse_upstream
+from toolstream_tui.proxy.upstream import transport_for
 from toolstream_tui.sources.base import (
     BodyChunk,
     RequestSent,
@@ -27,11 +30,8 @@ from toolstream_tui.sources.base import (
     SourceItem,
     TransportError,
 )
-from toolstream_tui.sources.forwarder import ProxyApp
 from toolstream_tui.sources.http import HttpRequest, HttpSource
-from toolstream_tui.sources.proxy import ProxyConfig, parse_upstream
 from toolstream_tui.sources.recording import source_items
-from toolstream_tui.sources.upstream import transport_for
 from toolstream_tui.views import status_view
 
 WEATHER = load_scenario("weather").rendered

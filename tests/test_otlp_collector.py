@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CliRunner
-from toolstream_tui.sources.proxy import bind
+from toolstream_tui.proxy.server import bind
 
 IMAGE = "otel/opentelemetry-collector:0.115.0"
 READY = "Everything is ready"

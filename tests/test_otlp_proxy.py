@@ -16,7 +16,7 @@ from test_proxy_cli import proxy_process
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.otlp.export import OtlpExport
-from toolstream_tui.proxy_log import ProxyLog
+from toolstream_tui.proxy.requests import ProxyLog
 
 ANTHROPIC = "/scenarios/anthropic-quirks/v1/messages"
 CHAT = "/scenarios/index0-reused/v1/chat/completions"  # two calls at index 0, an anomaly

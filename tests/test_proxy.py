@@ -34,10 +34,7 @@ from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.faults import cut_offset
 from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import StreamSession, build_report
-from toolstream_tui.proxy_log import NOT_JSON, Change, ProxyLog, RequestRecord, model_of
-from toolstream_tui.sources import Limits, pump
-from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
-from toolstream_tui.sources.forwarder import (
+from toolstream_tui.proxy.forwarder import (
     HOP_BY_HOP,
     TAP_BATCH_BYTES,
     WATCHER_GONE,
@@ -47,7 +44,8 @@ from toolstream_tui.sources.forwarder import (
     Relay,
     UpstreamReads,
 )
-from toolstream_tui.sources.proxy import (
+from toolstream_tui.proxy.requests import NOT_JSON, Change, ProxyLog, RequestRecord, model_of
+from toolstream_tui.proxy.server import (
     Exchange,
     FrameReader,
     Note,
@@ -59,9 +57,11 @@ from toolstream_tui.sources.proxy import (
     is_loopback,
     parse_upstream,
 )
+from toolstream_tui.proxy.upstream import UpstreamBody, UpstreamConnection, UpstreamTransport
+from toolstream_tui.sources import Limits, pump
+from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
-from toolstream_tui.sources.upstream import UpstreamBody, UpstreamConnection, UpstreamTransport
 from toolstream_tui.views import request_row
 
 WEATHER = load_scenario("weather")
@@ -410,7 +410,7 @@ def test_the_forwarder_stops_cleanly_once_the_watching_process_is_gone() -> None
     listening = bind("127.0.0.1", 0)
     read_fd, write_fd = os.pipe()
     config = json.dumps({"upstream": f"http://127.0.0.1:{free_port()}", "port": 0})
-    command = [sys.executable, "-m", "toolstream_tui.sources.forwarder"]
+    command = [sys.executable, "-m", "toolstream_tui.proxy.forwarder"]
     command += ["--listen-fd", str(listening.fileno()), "--tap-fd", str(write_fd)]
     try:
         forwarder = subprocess.Popen(

@@ -15,8 +15,8 @@ import pytest
 from proxying import WAIT_S, RunningProxy
 
 from toolstream_stubs import StubServer
-from toolstream_tui.proxying import build_parser, config_of, main_proxy, remote_warning
-from toolstream_tui.sources.proxy import TOKEN_ENV
+from toolstream_tui.commands.proxy import build_parser, config_of, main_proxy, remote_warning
+from toolstream_tui.proxy.server import TOKEN_ENV
 
 TOKEN = "proxy-token-5d4c3b2a1f"
 

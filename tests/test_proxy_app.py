@@ -24,8 +24,8 @@ from toolstream_tui.app.proxy_app import ProxyApp, RequestListScreen, line_of
 from toolstream_tui.app.stream_screen import StreamScreen
 from toolstream_tui.core import StreamSession
 from toolstream_tui.options import WatchOptions
-from toolstream_tui.proxy_log import ProxyLog, RequestRecord
-from toolstream_tui.sources.proxy import ProxyConfig, ProxyServer
+from toolstream_tui.proxy.requests import ProxyLog, RequestRecord
+from toolstream_tui.proxy.server import ProxyConfig, ProxyServer
 from toolstream_tui.views import REQUEST_COLUMNS, column_widths, request_row
 
 SIZE = (170, 30)

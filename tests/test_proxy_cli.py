@@ -22,8 +22,8 @@ from streaming import untimed
 
 from conftest import CliRunner, console_script
 from toolstream_stubs import StubServer
-from toolstream_tui.proxying import WATCHER_NICENESS, build_parser, config_of
-from toolstream_tui.sources.proxy import bind
+from toolstream_tui.commands.proxy import WATCHER_NICENESS, build_parser, config_of
+from toolstream_tui.proxy.server import bind
 
 LISTENING = re.compile(r"listening on (http://\S+)")
 
@@ -78,7 +78,7 @@ def is_forwarder(pid: int) -> bool:
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except FileNotFoundError:
         return False
-    return state != "Z" and b"toolstream_tui.sources.forwarder" in command
+    return state != "Z" and b"toolstream_tui.proxy.forwarder" in command
 
 
 @contextmanager

@@ -19,9 +19,9 @@ from docs_pages import docs_page
 from proxying import WAIT_S, AsgiUpstream, RunningProxy
 
 from toolstream_stubs import StubServer, load_scenario
-from toolstream_tui.sources.forwarder import MAX_CONNECTIONS
-from toolstream_tui.sources.proxy import HEADER_TIMEOUT_S
-from toolstream_tui.sources.upstream import READ_AHEAD_BYTES as UPSTREAM_READ_AHEAD
+from toolstream_tui.proxy.forwarder import MAX_CONNECTIONS
+from toolstream_tui.proxy.server import HEADER_TIMEOUT_S
+from toolstream_tui.proxy.upstream import READ_AHEAD_BYTES as UPSTREAM_READ_AHEAD
 
 SLOWLORIS = 1000
 SILENT = 10
@@ -113,7 +113,7 @@ def forwarder_pids() -> list[int]:
     pids = []
     for children in Path("/proc/self/task").glob("*/children"):
         for pid in children.read_text().split():
-            if b"sources.forwarder" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"proxy.forwarder" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 pids.append(int(pid))
     return pids
 

@@ -17,7 +17,7 @@ import pytest
 from proxying import AsyncKeepingTransport, KeepingTransport, RunningProxy
 
 from toolstream_stubs import StubServer, load_scenario
-from toolstream_tui.proxy_log import Change
+from toolstream_tui.proxy.requests import Change
 
 KEY = "sk-proxy-oracle-5f1e2d3c4b5a"
 MESSAGES = [{"role": "user", "content": "What is the weather?"}]

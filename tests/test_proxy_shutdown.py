@@ -17,7 +17,7 @@ from test_proxy_cli import ProxyProcess, proxy_process
 from test_proxy_watcher import wait_until_refused
 
 from toolstream_stubs import StubServer, load_scenario
-from toolstream_tui.proxying import build_parser, config_of
+from toolstream_tui.commands.proxy import build_parser, config_of
 
 WEATHER = load_scenario("weather").rendered
 LONG_DRAIN_S = 60.0

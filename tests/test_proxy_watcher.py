@@ -21,11 +21,10 @@ from test_proxy_cli import proxy_process
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
-from toolstream_tui.proxy_log import WATCH_GAP
-from toolstream_tui.sources import forwarder
-from toolstream_tui.sources.base import BodyChunk, ResponseHead
-from toolstream_tui.sources.forwarder import WATCHER_GONE, PipeFeed
-from toolstream_tui.sources.proxy import (
+from toolstream_tui.proxy import forwarder
+from toolstream_tui.proxy.forwarder import WATCHER_GONE, PipeFeed
+from toolstream_tui.proxy.requests import WATCH_GAP
+from toolstream_tui.proxy.server import (
     SHUTDOWN_GRACE_S,
     TAP_CAP_BYTES,
     Exchange,
@@ -34,6 +33,7 @@ from toolstream_tui.sources.proxy import (
     WatchGap,
     frame,
 )
+from toolstream_tui.sources.base import BodyChunk, ResponseHead
 
 HUGE = load_scenario("huge-args").rendered  # 6 MB
 WATCH_BUFFER = 1 << 20

@@ -34,7 +34,7 @@ from toolstream_tui.core.report import report_json
 from toolstream_tui.core.surrogates import rejoin_pairs
 from toolstream_tui.core.upto import report_upto, report_upto_json
 from toolstream_tui.core.visible import inert
-from toolstream_tui.proxy_log import ProxyLog
+from toolstream_tui.proxy.requests import ProxyLog
 from toolstream_tui.views import FragmentRows, anomalies_seen
 
 SIZE = (64, 30)  # narrow: text and buffers wrap over several lines

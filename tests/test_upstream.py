@@ -12,7 +12,7 @@ import httpx
 import pytest
 from proxying import CannedUpstream, chunked_answer
 
-from toolstream_tui.sources.upstream import READ_AHEAD_BYTES, UpstreamTransport, transport_for
+from toolstream_tui.proxy.upstream import READ_AHEAD_BYTES, UpstreamTransport, transport_for
 
 WAIT_S = 10.0
 HEAD_LIMIT = 4096

@@ -44,7 +44,7 @@ MUTANTS = (
     Mutant(
         "proxy-crlf",
         "the proxy passes body bytes through exactly",
-        "sources/forwarder.py",
+        "proxy/forwarder.py",
         '"body": data, "more_body": True}',
         '"body": data.replace(b"\\r\\n", b"\\n"), "more_body": True}',
         ("tests/test_proxy.py", "-k", "byte_for_byte or untouched"),
@@ -52,7 +52,7 @@ MUTANTS = (
     Mutant(
         "proxy-status",
         "the client gets upstream's status",
-        "sources/forwarder.py",
+        "proxy/forwarder.py",
         '"status": response.status_code,',
         '"status": 200,',
         ("tests/test_proxy.py", "-k", "byte_for_byte or status_headers"),
@@ -60,7 +60,7 @@ MUTANTS = (
     Mutant(
         "proxy-first-batch",
         "what came with the response head is forwarded",
-        "sources/forwarder.py",
+        "proxy/forwarder.py",
         "if (batch := reads.take_held()) is not None:",
         "if (batch := reads.take_held()) is not None and False:",
         ("tests/test_proxy.py", "-k", "byte_for_byte"),
@@ -68,7 +68,7 @@ MUTANTS = (
     Mutant(
         "proxy-hop-by-hop",
         "hop-by-hop response headers are not forwarded",
-        "sources/forwarder.py",
+        "proxy/forwarder.py",
         "for name, value in end_to_end(head, frozenset())",
         "for name, value in head",
         ("tests/test_proxy.py", "-k", "hop_by_hop or status_headers"),
@@ -140,7 +140,7 @@ MUTANTS = (
     Mutant(
         "max-request-bytes",
         "--max-request-bytes N forwards a body of N bytes",
-        "sources/forwarder.py",
+        "proxy/forwarder.py",
         "if len(body) > self.config.max_request_bytes:",
         "if len(body) >= self.config.max_request_bytes:",
         ("tests/test_limits.py", "-k", "max_request_bytes"),
@@ -148,7 +148,7 @@ MUTANTS = (
     Mutant(
         "header-limit",
         "the proxy's header limit forwards a head of exactly the limit",
-        "sources/forwarder.py",
+        "proxy/forwarder.py",
         "if head_bytes > self.config.max_header_bytes:",
         "if head_bytes >= self.config.max_header_bytes:",
         ("tests/test_limits.py", "-k", "header_limit"),
@@ -172,7 +172,7 @@ MUTANTS = (
     Mutant(
         "proxy-idle-timeout",
         "the proxy's --idle-timeout S cuts a silent upstream after S seconds",
-        "sources/forwarder.py",
+        "proxy/forwarder.py",
         "read=config.idle_timeout,",
         "read=config.idle_timeout and config.idle_timeout * 10,",
         ("tests/test_limits.py", "-k", "proxys_idle_timeout"),

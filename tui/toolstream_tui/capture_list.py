@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from .commands.common import EXIT_LINT, limits_of, lint_failures
 from .core.report import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, exit_code, printable_json
 from .core.visible import inert
-from .proxy_log import ProxyLog, RequestRecord
+from .proxy.requests import ProxyLog, RequestRecord
+from .proxy.server import Exchange, Note, Tap, TapEnd
 from .sources import Limits
 from .sources.captures import NOT_TIMED, Capture, CaptureEntry
-from .sources.proxy import Exchange, Note, Tap, TapEnd
 
 if TYPE_CHECKING:
     from .app.proxy_app import ProxyApp

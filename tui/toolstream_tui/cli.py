@@ -436,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return main_diff(argv[1:])
     if argv[:1] == ["proxy"]:
-        from .proxying import main_proxy
+        from .commands.proxy import main_proxy
 
         return main_proxy(argv[1:])
     if argv[:1] == ["open"]:

@@ -32,7 +32,7 @@ from .core.upto import (
 from .core.visible import escaped, inert
 
 if TYPE_CHECKING:
-    from .proxy_log import RequestRecord
+    from .proxy.requests import RequestRecord
 
 FIELDS_SHOWN = 12  # a lane's fields line has room for a dozen at most; all are in the report
 

@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from ..options import WatchOptions
-from ..proxy_log import Change, ProxyLog, RequestRecord
+from ..proxy.requests import Change, ProxyLog, RequestRecord
 from ..sources.base import Clock
 from ..views import REQUEST_COLUMNS, column_widths, plural, request_row
 from ..watch import Watch

@@ -1,5 +1,5 @@
 """What every command shares: its errors and exit codes, the limit options, and
---fail-on. The watch command (cli.py) and `toolstream-tui proxy` (proxying.py) both
+--fail-on. The watch command (cli.py) and `toolstream-tui proxy` (commands/proxy.py) both
 stand on it, so neither imports the other."""
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ import uvloop
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..command_line import prepare_descriptor_table, tune_garbage_collector
-from .base import (
+from ..sources.base import (
     IDLE_TIMEOUT,
     TRANSPORT,
     BodyChunk,
@@ -44,8 +44,10 @@ from .base import (
     Stopwatch,
     TransportError,
 )
-from .http import HttpRequest, describe_transport_error
-from .proxy import (
+from ..sources.http import HttpRequest, describe_transport_error
+from ..sources.secrets import Redactor, secrets_in
+from ..sources.turns import Turns
+from .server import (
     HEADER_TIMEOUT_S,
     TAP_CAP_BYTES,
     TOKEN_ENV,
@@ -59,8 +61,6 @@ from .proxy import (
     frame,
     parse_upstream,
 )
-from .secrets import Redactor, secrets_in
-from .turns import Turns
 from .upstream import UpstreamBody, transport_for
 
 MAX_CONNECTIONS = 4096  # past this, new connections get uvicorn's 503
@@ -104,7 +104,7 @@ StartRecording = Callable[[int, Exchange], "tuple[Recording | None, list[str]]"]
 
 
 class Recording(Protocol):
-    """Where a request is recorded as it passes (`proxy_log.ExchangeRecording`)."""
+    """Where a request is recorded as it passes (`requests.ExchangeRecording`)."""
 
     path: Path
     task: asyncio.Task[None]
@@ -948,7 +948,7 @@ class Forwarder:
         byte passes, so that a watcher that lags or dies leaves it whole."""
         if self.config.record_dir is None:
             return None
-        from ..proxy_log import ExchangeRecording  # the core's reading, only when recording
+        from .requests import ExchangeRecording  # the core's reading, only when recording
 
         record_dir = Path(self.config.record_dir)
 

@@ -22,18 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from .core import StreamSession, build_report
-from .otlp.watching import StreamSpan, is_model_call
-from .sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
-from .sources.base import RequestSent
-from .sources.http import HttpRequest, redacted_request
-from .sources.proxy import ClientGone, Exchange, Note, Tap, TapEnd, TapItem, WatchGap
-from .sources.recording import Recorder, Tape, recorded, taped
-from .sources.secrets import Redactor, secrets_in
-from .sources.turns import Turns
+from ..core import StreamSession, build_report
+from ..otlp.watching import StreamSpan, is_model_call
+from ..sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
+from ..sources.base import RequestSent
+from ..sources.http import HttpRequest, redacted_request
+from ..sources.recording import Recorder, Tape, recorded, taped
+from ..sources.secrets import Redactor, secrets_in
+from ..sources.turns import Turns
+from .server import ClientGone, Exchange, Note, Tap, TapEnd, TapItem, WatchGap
 
 if TYPE_CHECKING:
-    from .otlp.export import OtlpExport
+    from ..otlp.export import OtlpExport
 
 DEFAULT_KEEP = 200
 REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)

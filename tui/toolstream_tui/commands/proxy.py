@@ -18,28 +18,19 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from .command_line import (
+from ..command_line import (
     missing_terminal,
     number_from,
     prepare_descriptor_table,
     tune_garbage_collector,
 )
-from .commands.common import (
-    EXIT_LINT,
-    EXIT_USAGE,
-    UsageError,
-    add_limit_options,
-    fail_on_kinds,
-    limits_of,
-    lint_failures,
-)
-from .core.dialects.detect import DIALECTS
-from .core.report import EXIT_FAILED, EXIT_OK, printable_json
-from .core.visible import inert
-from .otlp import OtlpUnavailable
-from .otlp.option import add_otlp_option, open_export
-from .proxy_log import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
-from .sources.proxy import (
+from ..core.dialects.detect import DIALECTS
+from ..core.report import EXIT_FAILED, EXIT_OK, printable_json
+from ..core.visible import inert
+from ..otlp import OtlpUnavailable
+from ..otlp.option import add_otlp_option, open_export
+from ..proxy.requests import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
+from ..proxy.server import (
     CONNECT_TIMEOUT_S,
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -53,7 +44,16 @@ from .sources.proxy import (
     is_loopback,
     parse_upstream,
 )
-from .sources.secrets import Redactor, secrets_in
+from ..sources.secrets import Redactor, secrets_in
+from .common import (
+    EXIT_LINT,
+    EXIT_USAGE,
+    UsageError,
+    add_limit_options,
+    fail_on_kinds,
+    limits_of,
+    lint_failures,
+)
 
 PROG = "toolstream-tui proxy"
 CONSUMER_GRACE_S = 5.0  # after the server stopped, how long the core may take to catch up
@@ -386,7 +386,7 @@ async def run_request_list(
     config: ProxyConfig, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None
 ) -> int:
     """The request list: the proxy forwards while the app shows every request."""
-    from .app.proxy_app import ProxyApp  # Textual loads only for the UI
+    from ..app.proxy_app import ProxyApp  # Textual loads only for the UI
 
     tune_garbage_collector()  # as the app watching one stream does, once Textual is loaded
     stop = asyncio.Event()

@@ -1,7 +1,7 @@
 """`toolstream-tui proxy`, the watching side: `ProxyServer` starts the forwarding
 process (`forwarder.py`) on a socket bound here and reads what it forwards, one
 `Tap` per request, for a consumer on this process's event loop (see
-`proxy_log.ProxyLog`). Also the types both sides share."""
+`requests.ProxyLog`). Also the types both sides share."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import httpx
 
-from .base import BodyChunk, SourceItem, TransportError
+from ..sources.base import BodyChunk, SourceItem, TransportError
 
 FORWARDER_GONE = "the proxy's forwarding process ended before the response did"
 DEFAULT_HOST = "127.0.0.1"
@@ -283,7 +283,7 @@ class ProxyServer:
         command = [
             sys.executable,
             "-m",
-            "toolstream_tui.sources.forwarder",
+            "toolstream_tui.proxy.forwarder",
             "--listen-fd",
             str(sock.fileno()),
             "--tap-fd",
