@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,9 @@ from hypothesis import strategies as st
 from test_proxy_app import post, proxy_app, until
 from test_time_travel_core import UNSTAMPED, fed
 
-from conftest import SETTLE_TIMEOUT, make_app, redrawn_at_rest, wait_received
-from toolstream_stubs import StubServer
+from conftest import SETTLE_TIMEOUT, frozen_clock, make_app, redrawn_at_rest, wait_received
+from toolstream_stubs import StubServer, load_scenario
+from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.stream_screen import StreamScreen
 from toolstream_tui.app.widgets.text_pane import ChannelText
 from toolstream_tui.app.wrapped import PieceText, WrappedLines
@@ -34,7 +36,9 @@ from toolstream_tui.core.report import report_json
 from toolstream_tui.core.surrogates import rejoin_pairs
 from toolstream_tui.core.upto import report_upto, report_upto_json
 from toolstream_tui.core.visible import inert
+from toolstream_tui.options import WatchOptions
 from toolstream_tui.proxy.requests import ProxyLog
+from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
 from toolstream_tui.views import FragmentRows, anomalies_seen
 
 SIZE = (64, 30)  # narrow: text and buffers wrap over several lines
@@ -367,3 +371,44 @@ async def test_the_proxys_stream_view_travels_too(app_stub: StubServer) -> None:
         assert stream.cursor == state.end_event
         check_views(stream, "parallel")
         assert {lane.view.state for lane in stream.lanes.lanes.values()} == {"parsed"}
+
+
+class HeldSource:
+    """A scenario's events, the rest held back after the first `first` until
+    `release` is set: a recording still being read when a key is pressed."""
+
+    def __init__(self, scenario: str, first: int) -> None:
+        self.label = f"held:{scenario}"
+        self.scenario = load_scenario(scenario)
+        self.first = first
+        self.release = asyncio.Event()
+
+    async def items(self) -> AsyncIterator[SourceItem]:
+        yield ResponseHead(status=200, content_type=self.scenario.content_type)
+        for number, event in enumerate(self.scenario.events):
+            if number == self.first:
+                await self.release.wait()
+            yield BodyChunk(event, number * 0.1)
+
+
+async def test_end_pressed_while_the_stream_is_still_read_goes_on_to_its_end() -> None:
+    """`--at N` shows event N as soon as it is in while the rest is still read (a
+    200k-event recording takes seconds): End pressed then, after `]` as a user
+    would, shows the stream as it ended once it has, not the event that happened
+    to be the last received when the key came."""
+    source = HeldSource("anthropic-quirks", first=10)
+    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock, start_at=1))
+    app.animation_level = "none"
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, state = app.stream, app.session.state
+        await until(lambda: state.events == 10 and screen.cursor == 1, pilot)
+        await pilot.press("right_square_bracket", "end")
+        assert screen.cursor == 10 and screen.paused
+        source.release.set()
+        await wait_received(app)
+        screen.display_tick()  # what the display timer does next
+        assert screen.cursor == state.end_event
+        await pilot.pause()
+        assert screen.paused and "at event 14 of 14" in str(screen.status_bar.render())
+        await pilot.press("home", "end")
+        assert screen.cursor == state.end_event

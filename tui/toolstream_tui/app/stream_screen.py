@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,7 @@ MAX_BODY_LINES = 20
 # COLLECT_AFTER_SECONDS later (measured: 30-150 ms on a loaded 2-core machine).
 JUMPS_PER_COLLECTION = 50
 COLLECT_AFTER_SECONDS = 0.5
+THE_LAST_EVENT = sys.maxsize  # End's target while the stream is still arriving
 
 
 class StreamScreen(Screen[None]):
@@ -249,7 +251,7 @@ class StreamScreen(Screen[None]):
             lambda width: scrub_view(self.watch.state, self.cursor, width), id="scrub"
         )
         self.scrub_bar.display = self.paused
-        self._going_to = watch.options.start_at  # --at: the event to stop at once it arrives
+        self._going_to = watch.options.start_at  # --at, End: the event to stop at once it arrives
         self._jumps_uncollected = 0
         self.error_banner = Static(id="error-banner")
         self.text_pane = TextPane(watch.state, self.options.typing_cps, id="text-pane")
@@ -311,7 +313,8 @@ class StreamScreen(Screen[None]):
             self.draw(None if self.paused else seconds)
 
     def _go_on_to(self, target: int) -> None:
-        """--at: the cursor follows what arrives until the event asked for is in."""
+        """--at (and End): the cursor follows what arrives until the event asked
+        for is in, or the stream is over."""
         state = self.watch.state
         if state.events >= target or state.ended:
             self._going_to = None
@@ -473,6 +476,10 @@ class StreamScreen(Screen[None]):
 
     def action_last(self) -> None:
         self.move_to(self.horizon)
+        if not self.watch.state.ended:
+            # Still arriving (a recording being read after --at, a live stream): End is
+            # the stream as it ends, so the cursor follows what arrives until then.
+            self._going_to = THE_LAST_EVENT
 
     def action_anomaly(self, direction: int) -> None:
         state = self.watch.state
