@@ -661,6 +661,13 @@ def at_event(number: int) -> Callable[[Frame], bool]:
     return lambda frame: markers.paused(frame) and markers.events_shown(frame) == number
 
 
+def read_at(number: int, total: int) -> Callable[[Frame], bool]:
+    """At event `number` with all `total` events read: `--at` shows its event while
+    the rest is still read, and a jump timed then would time the reading."""
+    shown = at_event(number)
+    return lambda frame: shown(frame) and f" of {total:,} · " in markers.status(frame)
+
+
 def vm_rss_kb(pid: int) -> int | None:
     """The resident set now (VmRSS), in KiB: what jumps might leave behind."""
     try:
@@ -704,8 +711,10 @@ def jumps(run: Run) -> None:
     measured = Jumps()
     try:
         with run.timing("jumps", run.args.poll_keys):
-            if run.watch.until(process, at_event(start), LAUNCH_TIMEOUT) is None:
-                raise RuntimeError(f"not at event {start} {LAUNCH_TIMEOUT:.0f} s after launch")
+            if run.watch.until(process, read_at(start, total), LAUNCH_TIMEOUT) is None:
+                raise RuntimeError(
+                    f"not at event {start} of {total} {LAUNCH_TIMEOUT:.0f} s after launch"
+                )
             rss_timed = jump_rounds(run, process, measured, rng, total, anomalies, plan.jumps)
             half = plan.memory_jumps // 8  # rounds of 4 jumps
             rss_before = jump_rounds(run, process, Jumps(), rng, total, anomalies, half)
