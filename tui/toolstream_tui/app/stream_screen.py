@@ -85,8 +85,12 @@ MAX_BODY_LINES = 20
 # strips and caches of the frames drawn), which the app's rare full collections
 # (see `collect_garbage_rarely`) keep for a long time: the resident set grew ~4.5 MB
 # per 100 jumps. So after every JUMPS_PER_COLLECTION jumps, a full collection runs
-# COLLECT_AFTER_SECONDS later (measured: 30-150 ms on a loaded 2-core machine).
+# once no jump has come for COLLECT_AFTER_SECONDS: it takes 30-150 ms on a loaded 2-core
+# machine (it walks the whole stream's state), and a key pressed meanwhile waits (the
+# bench's slowest `]`, 0.5 s after the 50th jump). Jumps that never pause get it after
+# the frame of every MOST_JUMPS_UNCOLLECTED-th.
 JUMPS_PER_COLLECTION = 50
+MOST_JUMPS_UNCOLLECTED = 100
 COLLECT_AFTER_SECONDS = 0.5
 THE_LAST_EVENT = sys.maxsize  # End's target while the stream is still arriving
 
@@ -253,6 +257,7 @@ class StreamScreen(Screen[None]):
         self.scrub_bar.display = self.paused
         self._going_to = watch.options.start_at  # --at, End: the event to stop at once it arrives
         self._jumps_uncollected = 0
+        self._last_jump_at = 0.0
         self.error_banner = Static(id="error-banner")
         self.text_pane = TextPane(watch.state, self.options.typing_cps, id="text-pane")
         self.lanes = LaneColumn(id="lanes")
@@ -460,9 +465,21 @@ class StreamScreen(Screen[None]):
         self._going_to = None
         self.cursor = max(0, min(cursor, self.horizon))
         self.draw(None)
+        self._last_jump_at = time.perf_counter()
         self._jumps_uncollected += 1
         if self._jumps_uncollected == JUMPS_PER_COLLECTION:
-            self.set_timer(COLLECT_AFTER_SECONDS, self._collect_after_jumps)
+            self.set_timer(COLLECT_AFTER_SECONDS, self._collect_when_idle)
+        elif self._jumps_uncollected == MOST_JUMPS_UNCOLLECTED:
+            self.call_after_refresh(self._collect_after_jumps)
+
+    def _collect_when_idle(self) -> None:
+        if self._jumps_uncollected < JUMPS_PER_COLLECTION:
+            return  # collected meanwhile
+        idle = time.perf_counter() - self._last_jump_at
+        if idle < COLLECT_AFTER_SECONDS:
+            self.set_timer(COLLECT_AFTER_SECONDS - idle, self._collect_when_idle)
+        else:
+            self._collect_after_jumps()
 
     def _collect_after_jumps(self) -> None:
         self._jumps_uncollected = 0
