@@ -412,3 +412,21 @@ async def test_end_pressed_while_the_stream_is_still_read_goes_on_to_its_end() -
         assert screen.paused and "at event 14 of 14" in str(screen.status_bar.render())
         await pilot.press("home", "end")
         assert screen.cursor == state.end_event
+
+
+async def test_paused_again_after_end_the_cursor_stays() -> None:
+    """Space twice after End, while the stream still arrives: paused again, the
+    cursor stays where it was paused instead of going on following End."""
+    source = HeldSource("anthropic-quirks", first=10)
+    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock, start_at=1))
+    app.animation_level = "none"
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, state = app.stream, app.session.state
+        await until(lambda: state.events == 10 and screen.cursor == 1, pilot)
+        await pilot.press("end", "space", "space")
+        assert screen.paused
+        paused_at = screen.cursor
+        source.release.set()
+        await wait_received(app)
+        screen.display_tick()
+        assert screen.cursor == paused_at < state.end_event

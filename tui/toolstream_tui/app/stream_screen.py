@@ -455,6 +455,7 @@ class StreamScreen(Screen[None]):
     # -- actions ---------------------------------------------------------------------
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused
+        self._going_to = None  # paused again, the cursor stays where it is
         self.draw(None)
 
     # -- moving the display cursor (each move pauses) ------------------------------------
