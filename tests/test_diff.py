@@ -20,9 +20,9 @@ from textual.pilot import Pilot
 
 from conftest import CliRunner
 from toolstream_stubs import StubServer
+from toolstream_tui.commands.diff import diff_recordings, exit_code_of, main_diff
 from toolstream_tui.core.diff import diff_states, json_diff
 from toolstream_tui.core.state import StreamState
-from toolstream_tui.diffing import diff_recordings, exit_code_of, main_diff
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Recorder
 
@@ -314,7 +314,7 @@ def test_runs_as_a_module_without_importing_textual(tmp_path: Path) -> None:
         "import sys, runpy\n"
         f"sys.argv = ['x', {str(a)!r}, {str(b)!r}, '--headless']\n"
         "try:\n"
-        "    runpy.run_module('toolstream_tui.diffing', run_name='__main__')\n"
+        "    runpy.run_module('toolstream_tui.commands.diff', run_name='__main__')\n"
         "except SystemExit as exit:\n"
         "    print([n for n in sys.modules if n.startswith('textual')], file=sys.stderr)\n"
         "    raise\n"
@@ -327,10 +327,10 @@ def test_runs_as_a_module_without_importing_textual(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["identical"] is False
 
 
-def test_python_dash_m_diffing(tmp_path: Path) -> None:
+def test_python_dash_m_runs_the_diff_command(tmp_path: Path) -> None:
     a, b = write(tmp_path / "a.sse", SAME_A), write(tmp_path / "b.sse", SAME_B)
     result = subprocess.run(
-        [sys.executable, "-m", "toolstream_tui.diffing", str(a), str(b), "--headless"],
+        [sys.executable, "-m", "toolstream_tui.commands.diff", str(a), str(b), "--headless"],
         capture_output=True,
         text=True,
         encoding="utf-8",

@@ -14,11 +14,11 @@ from streaming import chunk, run, sse, tc
 from toolstream_tui.app.screenshot import render_screenshot
 from toolstream_tui.app.widgets.arguments_tree import value_label
 from toolstream_tui.bundle import REPORT, write_bundle
+from toolstream_tui.commands.diff import diff_recordings
 from toolstream_tui.core import StreamSession, build_report, strict_json
 from toolstream_tui.core.dialects.base import compact_json
 from toolstream_tui.core.report import printable_json
 from toolstream_tui.core.strict_json import MAX_INTEGER_DIGITS, loads, loads_envelope
-from toolstream_tui.diffing import diff_recordings
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Tape, TapeSource
 

@@ -24,6 +24,7 @@ from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.diff_app import DiffApp
 from toolstream_tui.app.widgets.wrapped_view import _pairs_rejoined
 from toolstream_tui.bundle import REPORT, SCREENSHOT, write_bundle
+from toolstream_tui.commands.diff import diff_recordings, replay_state
 from toolstream_tui.core import build_report
 from toolstream_tui.core.preview import ArgumentsPreview
 from toolstream_tui.core.report import printable_json, report_json
@@ -35,7 +36,6 @@ from toolstream_tui.core.surrogates import (
     rejoin_pairs,
 )
 from toolstream_tui.core.visible import escaped, inert, inert_text, json_inert
-from toolstream_tui.diffing import diff_recordings, replay_state
 from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Tape, TapeSource

@@ -432,7 +432,7 @@ def run() -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["diff"]:
-        from .diffing import main_diff
+        from .commands.diff import main_diff
 
         return main_diff(argv[1:])
     if argv[:1] == ["proxy"]:

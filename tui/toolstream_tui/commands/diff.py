@@ -14,16 +14,16 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
-from .command_line import missing_terminal
-from .core import StreamSession, StreamState
-from .core.dialects.detect import DIALECTS
-from .core.diff import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_TROUBLE, diff_states
-from .core.report import printable_json
-from .core.visible import inert
-from .sources import SourceItem, TransportError, pump
-from .sources.base import UNREADABLE, plain_reason
-from .sources.recording import RecordingError
-from .sources.replay import ReplaySource, open_regular
+from ..command_line import missing_terminal
+from ..core import StreamSession, StreamState
+from ..core.dialects.detect import DIALECTS
+from ..core.diff import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_TROUBLE, diff_states
+from ..core.report import printable_json
+from ..core.visible import inert
+from ..sources import SourceItem, TransportError, pump
+from ..sources.base import UNREADABLE, plain_reason
+from ..sources.recording import RecordingError
+from ..sources.replay import ReplaySource, open_regular
 
 PROG = "toolstream-tui diff"
 EXIT_INTERRUPTED = 130
@@ -93,7 +93,7 @@ def show(diff: dict[str, Any], headless: bool) -> int:
     if headless:
         sys.stdout.write(printable_json(diff))
         return code
-    from .app.diff_app import run_diff_app  # Textual loads only for the UI
+    from ..app.diff_app import run_diff_app  # Textual loads only for the UI
 
     return run_diff_app(diff, code)
 
