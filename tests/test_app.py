@@ -539,18 +539,18 @@ async def test_a_key_holds_the_stream_until_its_effect_is_drawn(app_stub: StubSe
     app = make_app(app_stub, "parallel")
     async with app.run_test(size=SIZE) as pilot:
         await wait_settled(app)
-        turns, holds = app.turns, []
-        hold = turns.hold
+        pacer, holds = app.pacer, []
+        hold = pacer.hold
 
         def hold_until_released(seconds: float = 0.0) -> None:
             holds.append(seconds)
             hold(3600.0)  # only the drawn effect may release it, not the clock
 
-        turns.hold = hold_until_released  # type: ignore[method-assign]
+        pacer.hold = hold_until_released  # type: ignore[method-assign]
         await pilot.press("j")
         assert len(holds) == 1, "the key held the pump"
         await pilot.pause()
-        assert not turns.held, "released once the new selection was on screen"
+        assert not pacer.held, "released once the new selection was on screen"
 
 
 async def test_a_key_releases_the_stream_only_after_the_frame_that_shows_it(
@@ -571,13 +571,13 @@ async def test_a_key_releases_the_stream_only_after_the_frame_that_shows_it(
             return render_lines(lane, crop)
 
         monkeypatch.setattr(CallLane, "render_lines", drawn)
-        release = app.turns.release
+        release = app.pacer.release
 
         def released() -> None:
             seen.append(("released", None))
             release()
 
-        monkeypatch.setattr(app.turns, "release", released)
+        monkeypatch.setattr(app.pacer, "release", released)
         for _ in range(6):  # past the window's edge: the lanes move
             seen.clear()
             await pilot.press("j")

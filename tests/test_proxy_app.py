@@ -331,16 +331,16 @@ async def test_a_key_holds_the_proxied_streams_until_its_effect_is_drawn(
     log = ProxyLog()
     app = ProxyApp(log, "http://127.0.0.1:0", stub.base_url)
     async with app.run_test(size=SIZE) as pilot:
-        assert log.turns is app.turns, "every request's pump takes its turns from the app"
+        assert log.pacer is app.pacer, "every request's pump takes its turns from the app"
         holds: list[float] = []
-        hold = app.turns.hold
+        hold = app.pacer.hold
 
         def hold_until_released(seconds: float = 0.0) -> None:
             holds.append(seconds)
             hold(3600.0)  # only the drawn effect may release it, not the clock
 
-        app.turns.hold = hold_until_released  # type: ignore[method-assign]
+        app.pacer.hold = hold_until_released  # type: ignore[method-assign]
         await pilot.press("a")
         assert len(holds) == 1, "the key held the pumps"
         await pilot.pause()
-        assert not app.turns.held, "released once the filtered list was on screen"
+        assert not app.pacer.held, "released once the filtered list was on screen"

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from toolstream_tui.core import StreamSession
 from toolstream_tui.sources import pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
-from toolstream_tui.sources.turns import Turns
+from toolstream_tui.sources.pacing import InputFirstPacer
 
 HANG = 60.0  # only catches a hang; every wait below ends on an event
 
@@ -25,49 +25,49 @@ async def chunks(count: int) -> AsyncIterator[SourceItem]:
 
 async def test_a_held_pump_reads_nothing_until_released() -> None:
     session = StreamSession("test", "openai-chat", live=False)
-    turns = Turns()
-    turns.hold(HANG)
-    task = asyncio.create_task(pump(chunks(10), session, lambda events: None, turns))
+    pacer = InputFirstPacer()
+    pacer.hold(HANG)
+    task = asyncio.create_task(pump(chunks(10), session, lambda events: None, pacer))
     for _ in range(20):  # many loop turns: a free pump would have read everything
         await asyncio.sleep(0)
     assert session.state.events == 0 and not task.done()
-    turns.release()
+    pacer.release()
     await asyncio.wait_for(task, HANG)
     assert session.state.events == 10 and session.ended
 
 
 async def test_a_hold_stops_the_pump_before_its_next_item() -> None:
     session = StreamSession("test", "openai-chat", live=False)
-    turns = Turns()
+    pacer = InputFirstPacer()
 
     def hold_at_the_third_event(events: list[object]) -> None:
-        if session.state.events == 3 and not turns.held:
-            turns.hold(HANG)  # as a key does, from the loop the pump runs on
+        if session.state.events == 3 and not pacer.held:
+            pacer.hold(HANG)  # as a key does, from the loop the pump runs on
 
-    task = asyncio.create_task(pump(chunks(10), session, hold_at_the_third_event, turns))
+    task = asyncio.create_task(pump(chunks(10), session, hold_at_the_third_event, pacer))
     for _ in range(20):
         await asyncio.sleep(0)
     assert session.state.events == 3 and not task.done()
-    turns.release()
+    pacer.release()
     await asyncio.wait_for(task, HANG)
     assert session.state.events == 10
 
 
 async def test_a_hold_nobody_releases_expires() -> None:
     session = StreamSession("test", "openai-chat", live=False)
-    turns = Turns()
-    turns.hold(0.01)
-    await asyncio.wait_for(pump(chunks(3), session, lambda events: None, turns), HANG)
-    assert session.state.events == 3 and not turns.held
+    pacer = InputFirstPacer()
+    pacer.hold(0.01)
+    await asyncio.wait_for(pump(chunks(3), session, lambda events: None, pacer), HANG)
+    assert session.state.events == 3 and not pacer.held
 
 
 async def test_pumps_share_one_slice_of_each_pass_of_the_loop() -> None:
     """Eight pumps that never wait, with an empty slice: one item between two
     passes of the loop in all, not one each (a key would wait for all of them)."""
-    turns = Turns(slice_seconds=0.0)
+    pacer = InputFirstPacer(slice_seconds=0.0)
     sessions = [StreamSession("test", "openai-chat", live=False) for _ in range(8)]
     tasks = [
-        asyncio.create_task(pump(chunks(10), session, lambda events: None, turns))
+        asyncio.create_task(pump(chunks(10), session, lambda events: None, pacer))
         for session in sessions
     ]
     read_per_pass = []
@@ -84,22 +84,22 @@ async def test_pumps_share_one_slice_of_each_pass_of_the_loop() -> None:
 
 
 async def test_a_new_hold_replaces_the_old_expiry() -> None:
-    turns = Turns()
-    turns.hold(0.0)
-    turns.hold(HANG)
+    pacer = InputFirstPacer()
+    pacer.hold(0.0)
+    pacer.hold(HANG)
     for _ in range(5):
         await asyncio.sleep(0)
-    assert turns.held, "the first hold's expiry must not release the second"
-    turns.release()
-    assert not turns.held
+    assert pacer.held, "the first hold's expiry must not release the second"
+    pacer.release()
+    assert not pacer.held
 
 
 async def test_a_pump_that_never_waits_does_not_keep_the_slices_from_another() -> None:
-    turns = Turns(slice_seconds=0.0)
+    pacer = InputFirstPacer(slice_seconds=0.0)
     big, small = (StreamSession("test", "openai-chat", live=False) for _ in range(2))
-    big_task = asyncio.create_task(pump(chunks(100), big, lambda events: None, turns))
+    big_task = asyncio.create_task(pump(chunks(100), big, lambda events: None, pacer))
     await asyncio.sleep(0)  # the big stream starts first
-    await asyncio.wait_for(pump(chunks(10), small, lambda events: None, turns), HANG)
+    await asyncio.wait_for(pump(chunks(10), small, lambda events: None, pacer), HANG)
     assert big.state.events <= 20, "the slices went round, not to the pump that had the last"
     await asyncio.wait_for(big_task, HANG)
     assert big.state.events == 100

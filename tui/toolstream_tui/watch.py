@@ -16,7 +16,7 @@ from .sources.recording import Tape, source_items
 from .wire_log import WireLog
 
 if TYPE_CHECKING:
-    from .sources.turns import Turns
+    from .sources.pacing import InputFirstPacer
 
 
 class Watch:
@@ -64,10 +64,12 @@ class Watch:
         """Data arrived (the pump, or whoever feeds the session, says so)."""
         self.last_arrival = self.options.clock()
 
-    async def run(self, source: Source, record: Path | None, turns: Turns | None = None) -> None:
+    async def run(
+        self, source: Source, record: Path | None, pacer: InputFirstPacer | None = None
+    ) -> None:
         """Pump `source` into the session until it ends; a failure of the source or
         of the recording ends the stream with the reason, never a traceback.
-        `turns`: when the pump gives the event loop back (the display's input)."""
+        `pacer`: when the pump gives the event loop back (the display's input)."""
         session, idle = self.session, self.options.limits.idle_timeout
         try:
             items = source_items(source, record, self.tape, idle)
@@ -79,7 +81,7 @@ class Watch:
         if span is not None:
             items = span.tapped(items)
         try:
-            await pump(items, session, self.received, turns)
+            await pump(items, session, self.received, pacer)
         except Exception as exc:  # a bug or an I/O failure must not kill the screen
             session.fail(f"{type(exc).__name__}: {exc}", 0.0)
         if otlp is not None and span is not None:

@@ -64,7 +64,7 @@ class ToolstreamApp(InputFirstApp):
     @work(group="stream", exclusive=True, exit_on_error=False)
     async def run_stream(self) -> None:
         watch = self.watch
-        await watch.run(self.source, self.options.record, self.turns)
+        await watch.run(self.source, self.options.record, self.pacer)
         if watch.record_error:
             self.notify(watch.record_error, severity="error")
 

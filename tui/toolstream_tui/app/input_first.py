@@ -9,21 +9,21 @@ from textual.actions import ActionParseResult
 from textual.app import App
 from textual.dom import DOMNode
 
-from ..sources.turns import Turns
+from ..sources.pacing import InputFirstPacer
 
 
 class InputFirstApp(App[int]):
-    """Its streams are pumped with `turns`: a key or a click holds them until the
+    """Its streams are pumped with `pacer`: a key or a click holds them until the
     action it ran is drawn. The screen shares one event loop with the pumps, and
     a key's way to the screen takes several turns of it."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.turns = Turns()
+        self.pacer = InputFirstPacer()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseDown) and not event.is_forwarded:
-            self.turns.hold()
+            self.pacer.hold()
         await super().on_event(event)
 
     async def run_action(
@@ -36,8 +36,8 @@ class InputFirstApp(App[int]):
         try:
             return await super().run_action(action, default_namespace, namespaces)
         finally:
-            if self.turns.held:
+            if self.pacer.held:
                 # Widgets tell the screen what they changed only when their own
                 # queues next run, so a screen that looks idle right after the action
                 # may not have heard yet: the second round waits for its frame.
-                self.call_after_refresh(self.call_after_refresh, self.turns.release)
+                self.call_after_refresh(self.call_after_refresh, self.pacer.release)

@@ -276,7 +276,7 @@ class ProxyApp(InputFirstApp):
             log, listening, upstream, self.options.clock, origin=origin
         )
         self.watches: dict[int, Watch] = {}  # the requests opened, while they are kept
-        log.turns = self.turns
+        log.pacer = self.pacer
         log.subscribe(self.changed)
 
     def on_mount(self) -> None:

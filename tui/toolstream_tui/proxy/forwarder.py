@@ -45,8 +45,8 @@ from ..sources.base import (
     TransportError,
 )
 from ..sources.http import HttpRequest, describe_transport_error
+from ..sources.pacing import InputFirstPacer
 from ..sources.secrets import Redactor, secrets_in
-from ..sources.turns import Turns
 from .server import (
     HEADER_TIMEOUT_S,
     TAP_CAP_BYTES,
@@ -195,7 +195,7 @@ class ProxyApp:
         # Many requests at once (an agent's parallel calls) each cost far more to
         # start than a chunk costs to forward: they take turns, so that the chunks
         # of the streams already running go on between them.
-        self.setups = Turns(SETUP_SLICE_S)
+        self.setups = InputFirstPacer(SETUP_SLICE_S)
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -27,9 +27,9 @@ from ..otlp.watching import StreamSpan, is_model_call
 from ..sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
 from ..sources.base import RequestSent
 from ..sources.http import HttpRequest, redacted_request
+from ..sources.pacing import InputFirstPacer
 from ..sources.recording import Recorder, Tape, recorded, taped
 from ..sources.secrets import Redactor, secrets_in
-from ..sources.turns import Turns
 from .server import ClientGone, Exchange, Note, Tap, TapEnd, TapItem, WatchGap
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class ProxyLog:
         self._listeners: list[Listener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._next_id = 1
-        self.turns: Turns | None = None  # when the pumps give the loop to a screen
+        self.pacer: InputFirstPacer | None = None  # when the pumps give the loop to a screen
         self._redactors: dict[tuple[str, ...], Redactor] = {}
         self._warn = warn
         self._listener_failed = False
@@ -245,7 +245,7 @@ class ProxyLog:
             try:
                 items = self._items(record, tap.items(), sent, redactor)
                 await pump(
-                    items, record.session, lambda events: self._changed(record, events), self.turns
+                    items, record.session, lambda events: self._changed(record, events), self.pacer
                 )
             except Exception as exc:  # the core or a recording failed: the client never notices
                 self._end_session(record, f"the proxy could not read this response: {exc}")

@@ -25,7 +25,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from .turns import Turns
+    from .pacing import InputFirstPacer
 
 EventSink = Callable[[list[StreamEvent]], None]
 Result = TypeVar("Result")
@@ -59,20 +59,20 @@ async def pump(
     items: AsyncIterator[SourceItem],
     session: StreamSession,
     sink: EventSink,
-    turns: Turns | None = None,
+    pacer: InputFirstPacer | None = None,
 ) -> None:
     """Feed every item to the session until the source ends, stops (a transport
     failure, an idle timeout, an unreadable recording), or the session stops
     taking bytes (a size limit). The source is closed in every case, so a
-    connection or recording is released. `turns`: when to give the loop back
+    connection or recording is released. `pacer`: when to give the loop back
     (asked before each item); without them, every TURN_SECONDS of reading."""
     last_t = 0.0
     opened = False
     turn_ends = time.perf_counter() + TURN_SECONDS
     async with aclosing(items):  # type: ignore[type-var]
         async for item in items:
-            if turns is not None and turns.due():
-                await turns.take()
+            if pacer is not None and pacer.due():
+                await pacer.take()
             if isinstance(item, RequestSent):
                 sink(session.requested(item.body))
             elif isinstance(item, ResponseHead):
@@ -85,7 +85,7 @@ async def pump(
                 sink(session.feed(item.data, item.t))
                 if session.ended:  # a size limit cut the stream: stop reading
                     return
-                if turns is None and time.perf_counter() >= turn_ends:
+                if pacer is None and time.perf_counter() >= turn_ends:
                     # a fast source must not starve the event loop (real time: this
                     # paces work, it is never displayed)
                     await next_turn()

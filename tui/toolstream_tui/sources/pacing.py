@@ -14,7 +14,7 @@ from .base import TURN_SECONDS
 HOLD_SECONDS = 0.25
 
 
-class Turns:
+class InputFirstPacer:
     """When a pump may take the event loop again: at once, unless a person's input
     is being answered (`hold`), then once that answer is drawn (`release`). The
     screen shares the loop with the pumps; a key must not queue behind them.
