@@ -179,8 +179,8 @@ async def app_settle_seconds(
     """Start the app on a replay at speed 0; seconds until everything is on screen.
     `preview`: with live previews on; `stats` receives their parse counts."""
     from toolstream_tui.app import ToolstreamApp
-    from toolstream_tui.command_line import tune_garbage_collector
     from toolstream_tui.options import WatchOptions
+    from toolstream_tui.process import tune_garbage_collector
     from toolstream_tui.sources.replay import ReplaySource
 
     tune_garbage_collector()  # as run_app does
@@ -210,7 +210,7 @@ async def key_latencies(
     """While the app streams `path` at speed 0, press `l` (raw log) every `gap`
     seconds until the stream is on screen, then once more; time each toggle."""
     from toolstream_tui.app import ToolstreamApp
-    from toolstream_tui.command_line import tune_garbage_collector
+    from toolstream_tui.process import tune_garbage_collector
     from toolstream_tui.sources.replay import ReplaySource
 
     tune_garbage_collector()  # as run_app does

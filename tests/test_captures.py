@@ -25,6 +25,7 @@ from virtual_clock import run_on_virtual_clock
 from toolstream_stubs import StubServer
 from toolstream_tui import capturing
 from toolstream_tui.cli import main
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.sources import captures
 from toolstream_tui.sources.captures import (
     CUT_BODY,
@@ -146,9 +147,9 @@ def test_one_stream_opens_as_a_recording_with_its_capture_in_its_label(
 
 def test_open_is_replay_as_one_verb(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(DATA / "mitmdump.flows")
-    assert main(["open", path, "--headless", "--speed", "0"]) == 2
+    assert main(["open", path, "--headless", "--speed", "0"]) == EXIT_INCOMPLETE
     opened = capsys.readouterr().out
-    assert main(["--replay", path, "--headless", "--speed", "0"]) == 2
+    assert main(["--replay", path, "--headless", "--speed", "0"]) == EXIT_INCOMPLETE
     assert capsys.readouterr().out == opened
     with pytest.raises(SystemExit):
         main(["open", path, "--url", "http://127.0.0.1:9/"])
@@ -345,7 +346,7 @@ def test_the_worst_entry_sets_the_exit_status(capsys: pytest.CaptureFixture[str]
     code, out, err = headless(
         capsys, "--replay", str(DATA / "playwright.har"), "--fail-on", "unterminated-event"
     )
-    assert code == 2
+    assert code == EXIT_INCOMPLETE
     assert [line["status"] for line in lines(out)] == ["finished"] * 3 + ["truncated"]
     assert "entry 5: --fail-on: unterminated-event" in err
     code, out, err = headless(

@@ -28,6 +28,7 @@ from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.app import exit_status
 from toolstream_tui.cli import build_parser, build_source, main
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.sources.base import TransportError
 from toolstream_tui.sources.http import HttpRequest, HttpSource, describe_transport_error
 
@@ -86,7 +87,7 @@ def test_stream_cut_mid_arguments_is_truncated_with_the_partial_buffer(
 ) -> None:
     result = cli("--headless", "--url", cutting_server, "--timeout", "10")
     report = json.loads(result.stdout)
-    assert result.returncode == 2
+    assert result.returncode == EXIT_INCOMPLETE
     assert report["status"] == "truncated"
     (call,) = report["tool_calls"]
     assert call["arguments_raw"] == '{"city":"Ber'
@@ -152,7 +153,7 @@ def test_a_bare_sse_file_replays(cli: CliRunner, tmp_path: Path) -> None:
     body.write_bytes(PARTIAL_BODY)
     result = cli("--headless", "--replay", str(body), "--speed", "0")
     report = json.loads(result.stdout)
-    assert result.returncode == 2
+    assert result.returncode == EXIT_INCOMPLETE
     assert report["tool_calls"][0]["arguments_raw"] == '{"city":"Ber'
 
 
@@ -342,7 +343,8 @@ def source_args(case: str, tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("case", "code"), [("missing", 1), ("refused", 1), ("truncated", 2), ("finished", 0)]
+    ("case", "code"),
+    [("missing", 1), ("refused", 1), ("truncated", EXIT_INCOMPLETE), ("finished", 0)],
 )
 async def test_the_app_exits_with_the_code_headless_gives(
     cli: CliRunner, tmp_path: Path, case: str, code: int

@@ -15,6 +15,7 @@ from conftest import CliRunner, scenario_params
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_stubs.generators import generate_items
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 
 WEATHER_TEXT = "I'll check the weather in 北京 and 上海 for you."
 
@@ -90,13 +91,13 @@ EXPECTED: dict[str, Expected] = {
     ),
     "text-only": Expected(0, "finished", "stop"),
     "invalid-json": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "finished",
         "tool_calls",
         [(0, "call_bad_0", "search", None), (1, "call_bad_1", "get_time", {"tz": "UTC"})],
     ),
     "truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(0, "call_trunc_1", "get_weather", None)],
@@ -181,7 +182,7 @@ EXPECTED: dict[str, Expected] = {
         {("data-after-done", None)},
     ),
     "concatenated-json": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "finished",
         "tool_calls",
         [(0, "call_concat_1", "get_weather", None)],
@@ -272,7 +273,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="anthropic",
     ),
     "anthropic-max-tokens": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "finished",
         "max_tokens",
         [(1, "toolu_mt1", "get_weather", None)],
@@ -294,7 +295,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="anthropic",
     ),
     "anthropic-truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(0, "toolu_tr1", "get_weather", None)],
@@ -362,7 +363,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="openai-responses",
     ),
     "responses-incomplete": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "finished",
         "incomplete:max_output_tokens",
         [(0, "call_in1", "search_docs", None)],
@@ -386,7 +387,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="openai-responses",
     ),
     "responses-truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(0, "call_tr1", "get_weather", None)],
@@ -458,7 +459,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="ai-sdk-ui",
     ),
     "aisdk-truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(0, "call_aisdk_tr", "get_weather", None)],
@@ -569,7 +570,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="bedrock",
     ),
     "bedrock-truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(1, "tooluse_Vb2nH8sQS0u4Zl7dJpEw5g", "read_file", None)],
@@ -624,7 +625,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="cohere",
     ),
     "cohere-truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(0, "search_docs_h3j7k1l9m2n4", "search_docs", None)],
@@ -709,7 +710,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="gemini",
     ),
     "gemini-truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(0, None, "get_weather", None)],
@@ -752,7 +753,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="ollama",
     ),
     "ollama-truncated": Expected(
-        2,
+        EXIT_INCOMPLETE,
         "truncated",
         None,
         [(0, "call_h3j7k1l9", "search_docs", None)],
@@ -867,7 +868,7 @@ def test_arguments_are_checked_against_the_tools_the_request_declared(
     replayed = cli("--headless", "--replay", recording, "--speed", "0")
     for result in (live, replayed):
         report = json.loads(result.stdout)
-        assert result.returncode == 2, "schema errors count like parse errors"
+        assert result.returncode == EXIT_INCOMPLETE, "schema errors count like parse errors"
         assert report["declared_tools"] == ["get_weather", "get_time"]
         weather, time, mail = report["tool_calls"]
         assert [(e["path"], e["keyword"]) for e in weather["schema_errors"]] == [
@@ -893,5 +894,5 @@ def test_a_request_body_given_with_d_declares_the_tools(
     url = random_split_stub.scenario_url("schema-mismatch")
     result = cli("--headless", "--url", url, "-d", f"@{body}")
     report = json.loads(result.stdout)
-    assert result.returncode == 2
+    assert result.returncode == EXIT_INCOMPLETE
     assert [len(call["schema_errors"]) for call in report["tool_calls"]] == [3, 0, 0]

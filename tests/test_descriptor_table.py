@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(
 
 REPORT_TABLE = """
 import os, resource, sys
-from toolstream_tui.command_line import prepare_descriptor_table
+from toolstream_tui.process import prepare_descriptor_table
 limit = int(sys.argv[1])
 if limit:
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]

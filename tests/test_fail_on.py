@@ -9,6 +9,7 @@ from docs_pages import docs_page, section
 
 from conftest import CliRunner
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 
 
 def test_a_named_anomaly_fails_the_run_with_exit_3(cli: CliRunner) -> None:
@@ -41,7 +42,7 @@ def test_any_fails_on_every_kind(cli: CliRunner, scenario: str, code: int) -> No
 
 def test_a_worse_verdict_keeps_its_own_exit_code(cli: CliRunner) -> None:
     result = cli("--headless", "--scenario", "truncated", "--speed", "0", "--fail-on", "any")
-    assert result.returncode == 2, "truncated stays 2; the anomalies are still listed"
+    assert result.returncode == EXIT_INCOMPLETE, "truncated keeps its code"
     assert "--fail-on: unterminated-event" in result.stderr
 
 
@@ -50,7 +51,7 @@ def test_repeated_options_add_up(cli: CliRunner) -> None:
         "--headless", "--scenario", "schema-mismatch", "--speed", "0",
         "--fail-on", "index-gap", "--fail-on", "unknown-tool",
     )  # fmt: skip
-    assert result.returncode == 2, "schema errors count like parse errors"
+    assert result.returncode == EXIT_INCOMPLETE, "schema errors count like parse errors"
     assert "--fail-on: unknown-tool on call 2" in result.stderr
 
 

@@ -13,6 +13,7 @@ from waiting import until
 from conftest import CliRunner, frozen_clock, wait_settled
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.session import REPORTED_CHARS
 from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.decoding import PIECE
@@ -48,7 +49,7 @@ def test_a_stall_ends_as_truncated_at_the_idle_timeout(cli: CliRunner, stub: Stu
     code, report, stderr = headless(
         cli, weather(stub, "fault=stall&at=4&seconds=30"), "--idle-timeout", "0.5"
     )
-    assert code == 2
+    assert code == EXIT_INCOMPLETE
     assert report["status"] == "truncated"
     assert report["tool_calls"][0]["arguments_raw"].startswith('{"loc')
     assert "no data for 0.5 s" in stderr
@@ -69,7 +70,7 @@ def test_a_connection_reset_mid_event_is_truncated_with_its_buffers(
     cli: CliRunner, stub: StubServer
 ) -> None:
     code, report, stderr = headless(cli, weather(stub, "fault=reset&at=4"))
-    assert code == 2
+    assert code == EXIT_INCOMPLETE
     assert report["status"] == "truncated"
     assert "connection-lost" in kinds(report)
     assert report["tool_calls"][0]["arguments_raw"]
@@ -169,7 +170,7 @@ def test_a_gzip_bomb_stops_at_the_event_limit_with_a_bounded_report(
     code, report, stderr = headless(
         cli, weather(stub, "fault=gzip-bomb&mib=4096"), "--max-event-bytes", "2000000"
     )
-    assert code == 2
+    assert code == EXIT_INCOMPLETE
     assert report["status"] == "truncated"
     assert 2_000_000 < report["bytes"] <= 2_000_000 + PIECE
     assert report["trailing_chars"] == report["bytes"]  # ASCII: a character a byte

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from streaming import chunk, sse, tc
 
 from toolstream_tui.core import StreamSession, exit_code
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.schema import (
     MAX_ERRORS,
     DeclaredTools,
@@ -487,7 +488,7 @@ def test_a_stream_checks_each_parsed_call_and_names_undeclared_tools() -> None:
     assert state.calls[1].schema_errors == state.calls[2].schema_errors == []
     kinds = {(anomaly.kind, anomaly.index) for anomaly in state.anomalies}
     assert kinds == {("schema-mismatch", 0), ("unknown-tool", 1)}
-    assert exit_code(state) == 2
+    assert exit_code(state) == EXIT_INCOMPLETE
 
 
 def test_a_valid_call_passes_and_problems_in_the_declaration_are_named() -> None:

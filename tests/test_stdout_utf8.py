@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from toolstream_tui.command_line import write_utf8_to_stdout
+from toolstream_tui.process import write_utf8_to_stdout
 
 PIECES = ["{\n", '  "text": "é🚀\\u200d"\n', "}\n"]
 

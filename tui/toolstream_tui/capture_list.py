@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .commands.common import EXIT_LINT, limits_of, lint_failures
-from .core.report import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, exit_code, printable_json
+from .commands.common import limits_of, lint_failures
+from .core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT, EXIT_OK
+from .core.report import exit_code, printable_json
 from .core.visible import inert
 from .proxy.requests import ProxyLog, RequestRecord
 from .proxy.server import Exchange, Note, Tap, TapEnd

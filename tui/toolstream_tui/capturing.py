@@ -15,7 +15,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .commands.common import EXIT_INTERRUPTED, CannotUse, UsageError
+from .commands.common import CannotUse, UsageError
+from .core.exit_codes import EXIT_INTERRUPTED
 from .core.visible import inert
 from .sources import Source
 from .sources.base import plain_reason

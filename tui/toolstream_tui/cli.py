@@ -12,34 +12,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from .command_line import (
-    EXIT_BROKEN_PIPE,
-    VersionAction,
-    collect_garbage_rarely,
-    exit_now,
-    missing_terminal,
-    number_from,
-    stop_writing_stdout,
-    write_utf8_to_stdout,
-)
 from .commands.common import (
-    EXIT_INTERRUPTED,
-    EXIT_LINT,
     CannotUse,
     CommandError,
     UsageError,
+    VersionAction,
     add_limit_options,
     fail_on_kinds,
     limits_of,
     lint_failures,
+    missing_terminal,
+    number_from,
 )
 from .core import StreamSession, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.dialects.detect import DIALECTS
 from .core.events import Status
+from .core.exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_LINT
 from .core.visible import inert
 from .otlp import OtlpUnavailable
 from .otlp.option import add_otlp_option, open_export
+from .process import collect_garbage_rarely, exit_now, stop_writing_stdout, write_utf8_to_stdout
 from .sources import Limits, Source, pump, run_to_end
 from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items

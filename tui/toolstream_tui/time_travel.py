@@ -7,8 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterator
 
-from .command_line import number_from
-from .commands.common import UsageError
+from .commands.common import UsageError, number_from
 from .core import StreamState
 from .core.report import printable_pieces, report_utf8_pieces
 

@@ -13,10 +13,10 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..command_line import tune_garbage_collector
 from ..core import StreamSession, exit_code
 from ..core.visible import inert
 from ..options import WatchOptions
+from ..process import tune_garbage_collector
 from ..sources import Source
 from ..watch import Watch
 from .input_first import InputFirstApp

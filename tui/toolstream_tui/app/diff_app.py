@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ..core.diff import EXIT_TROUBLE
+from ..core.exit_codes import EXIT_TROUBLE
 from ..core.visible import inert
 from .signals import quit_on_signals
 from .widgets.key_footer import KeyFooter

@@ -1,23 +1,79 @@
-"""What every command shares: its errors and exit codes, the limit options, and
---fail-on. The watch command (cli.py) and `toolstream-tui proxy` (commands/proxy.py) both
-stand on it, so neither imports the other."""
+"""What every command shares: its errors, numbers checked against their range while
+parsing, `--version`, the check that there is a terminal for an app, the limit
+options, and --fail-on. The watch command (cli.py) and `toolstream-tui proxy`
+(commands/proxy.py) both stand on it, so neither imports the other. The exit
+codes are in one table: core/exit_codes.py."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from ..command_line import number_from
 from ..core import StreamState
 from ..core.anomaly_kinds import ANOMALY_KINDS
-from ..core.report import EXIT_FAILED
+from ..core.exit_codes import EXIT_FAILED, EXIT_USAGE
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
 from ..sources import Limits
 
-EXIT_USAGE = 2
-EXIT_LINT = 3  # the stream was sound, but an anomaly named by --fail-on occurred
-EXIT_INTERRUPTED = 130
+DISTRIBUTION = "toolstream-tui"
+Number = TypeVar("Number", int, float)
+
+
+def number_from(
+    kind: Callable[[str], Number], low: Number, *, above: bool = False
+) -> Callable[[str], Number]:
+    """An argparse `type`: a finite number read by `kind` (int or float) that is at
+    least `low`, or more than `low` with `above`. Anything else is a usage error
+    (exit 2) that names the valid range."""
+    noun = "an integer" if kind is int else "a number"
+    rule = f"{noun} {'>' if above else '>='} {low:g}"
+
+    def parse(text: str) -> Number:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or value < low or (above and value == low):
+            raise argparse.ArgumentTypeError(f"expected {rule}, got {text!r}")
+        return value
+
+    return parse
+
+
+def installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "(not installed: version unknown)"
+
+
+class VersionAction(argparse.Action):
+    """`--version`, read from the installed distribution's metadata only when asked:
+    reading it costs more than the rest of a headless start-up."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "print the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        print(f"{DISTRIBUTION} {installed_version()}")
+        parser.exit()
+
+
+def missing_terminal() -> str | None:
+    """The standard stream that is not a terminal, if any. The app draws with escape
+    codes on stdout and reads its keys from stdin: without a terminal it would write
+    them into a pipe and wait for keys forever."""
+    for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin)):
+        if stream is None or not stream.isatty():
+            return name
+    return None
 
 
 class CommandError(Exception):

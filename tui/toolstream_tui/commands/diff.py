@@ -14,19 +14,19 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
-from ..command_line import missing_terminal
 from ..core import StreamSession, StreamState
 from ..core.dialects.detect import DIALECTS
-from ..core.diff import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_TROUBLE, diff_states
+from ..core.diff import diff_states
+from ..core.exit_codes import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_INTERRUPTED, EXIT_TROUBLE
 from ..core.report import printable_json
 from ..core.visible import inert
 from ..sources import SourceItem, TransportError, pump
 from ..sources.base import UNREADABLE, plain_reason
 from ..sources.recording import RecordingError
 from ..sources.replay import ReplaySource, open_regular
+from .common import missing_terminal
 
 PROG = "toolstream-tui diff"
-EXIT_INTERRUPTED = 130
 
 
 class Unreadable(Exception):

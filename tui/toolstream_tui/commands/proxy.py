@@ -18,17 +18,13 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ..command_line import (
-    missing_terminal,
-    number_from,
-    prepare_descriptor_table,
-    tune_garbage_collector,
-)
 from ..core.dialects.detect import DIALECTS
-from ..core.report import EXIT_FAILED, EXIT_OK, printable_json
+from ..core.exit_codes import EXIT_FAILED, EXIT_LINT, EXIT_OK, EXIT_USAGE
+from ..core.report import printable_json
 from ..core.visible import inert
 from ..otlp import OtlpUnavailable
 from ..otlp.option import add_otlp_option, open_export
+from ..process import prepare_descriptor_table, tune_garbage_collector
 from ..proxy.requests import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
 from ..proxy.server import (
     CONNECT_TIMEOUT_S,
@@ -46,13 +42,13 @@ from ..proxy.server import (
 )
 from ..sources.secrets import Redactor, secrets_in
 from .common import (
-    EXIT_LINT,
-    EXIT_USAGE,
     UsageError,
     add_limit_options,
     fail_on_kinds,
     limits_of,
     lint_failures,
+    missing_terminal,
+    number_from,
 )
 
 PROG = "toolstream-tui proxy"

@@ -19,10 +19,6 @@ from .json_path import ROOT, child_path
 from .report import answer_text
 from .state import CallSlot, StreamState
 
-# The diff command's exit codes, as diff(1) has them.
-EXIT_IDENTICAL = 0
-EXIT_DIFFERENT = 1
-EXIT_TROUBLE = 2  # a recording could not be read, or the viewer failed
 DIFF_LIMIT = 200  # json_diff entries kept; the rest are counted
 BOUNDARY_LIMIT = 50  # one-sided boundary offsets kept per side; the rest are counted
 MORE = "more"

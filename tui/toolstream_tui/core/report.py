@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from .events import Status
+from .exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from .state import CallSlot, StreamState
 from .timing import stream_timing
 from .visible import json_inert, json_inert_utf8
@@ -36,9 +37,6 @@ ORJSON_INDENTED = (
 # ends): e-7 (repr: e-07) and 0.0000x (repr: x e-05).
 SHORT_EXPONENT = re.compile(rb"e-(?=[1-9],?\n)")
 FIXED_TINY = re.compile(rb"0\.0000[1-9][0-9]*(?=,?\n)")
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_INCOMPLETE = 2
 
 
 def call_report(slot: CallSlot) -> dict[str, Any]:

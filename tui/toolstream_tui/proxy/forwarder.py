@@ -34,7 +34,7 @@ import uvicorn
 import uvloop
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..command_line import prepare_descriptor_table, tune_garbage_collector
+from ..process import prepare_descriptor_table, tune_garbage_collector
 from ..sources.base import (
     IDLE_TIMEOUT,
     TRANSPORT,

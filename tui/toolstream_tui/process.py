@@ -1,75 +1,17 @@
-"""What the two command lines (`toolstream-tui` and `toolstream-tui diff`) share:
-numbers checked against their range while parsing, `--version`, the check
-that there is a terminal for the app, the app's garbage collection, the proxy's
-table of file descriptors, and leaving once a watch is over."""
+"""What the process does for itself, under every command: its garbage collection,
+its table of file descriptors, writing to stdout, and leaving once a watch is over."""
 
 from __future__ import annotations
 
-import argparse
 import codecs
 import contextlib
 import gc
-import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Iterable
+from typing import NoReturn
 
-DISTRIBUTION = "toolstream-tui"
-Number = TypeVar("Number", int, float)
-
-
-def number_from(
-    kind: Callable[[str], Number], low: Number, *, above: bool = False
-) -> Callable[[str], Number]:
-    """An argparse `type`: a finite number read by `kind` (int or float) that is at
-    least `low`, or more than `low` with `above`. Anything else is a usage error
-    (exit 2) that names the valid range."""
-    noun = "an integer" if kind is int else "a number"
-    rule = f"{noun} {'>' if above else '>='} {low:g}"
-
-    def parse(text: str) -> Number:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not math.isfinite(value) or value < low or (above and value == low):
-            raise argparse.ArgumentTypeError(f"expected {rule}, got {text!r}")
-        return value
-
-    return parse
-
-
-def installed_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:
-        return "(not installed: version unknown)"
-
-
-class VersionAction(argparse.Action):
-    """`--version`, read from the installed distribution's metadata only when asked:
-    reading it costs more than the rest of a headless start-up."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        kwargs.setdefault("help", "print the version and exit")
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        print(f"{DISTRIBUTION} {installed_version()}")
-        parser.exit()
-
-
-def missing_terminal() -> str | None:
-    """The standard stream that is not a terminal, if any. The app draws with escape
-    codes on stdout and reads its keys from stdin: without a terminal it would write
-    them into a pipe and wait for keys forever."""
-    for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin)):
-        if stream is None or not stream.isatty():
-            return name
-    return None
+from .core.exit_codes import EXIT_BROKEN_PIPE
 
 
 def collect_garbage_rarely() -> None:
@@ -122,9 +64,6 @@ def prepare_descriptor_table(count: int = PREPARED_DESCRIPTORS) -> None:
                 os.close(highest)
         finally:
             os.close(spare)
-
-
-EXIT_BROKEN_PIPE = 141  # as a shell reports a command that SIGPIPE ended
 
 
 def stop_writing_stdout() -> None:
