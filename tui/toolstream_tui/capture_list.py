@@ -14,8 +14,9 @@ from .commands.common import limits_of, lint_failures
 from .core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT, EXIT_OK
 from .core.report import exit_code, printable_json
 from .core.visible import inert
+from .proxy.pipe import Exchange, Note, ResponseEnd
 from .proxy.requests import ProxyLog, RequestRecord
-from .proxy.server import Exchange, Note, Tap, TapEnd
+from .proxy.server import Tap
 from .sources import Limits
 from .sources.captures import NOT_TIMED, Capture, CaptureEntry
 
@@ -57,7 +58,7 @@ def entry_tap(entry: CaptureEntry) -> Tap:
         tap.put(Note(note))
     for item in entry.response_items(entry.redactor()):
         tap.put(item)
-    tap.put(TapEnd(entry.end_t or entry.head_t or 0.0, len(entry.body)))
+    tap.put(ResponseEnd(entry.end_t or entry.head_t or 0.0, len(entry.body)))
     return tap
 
 

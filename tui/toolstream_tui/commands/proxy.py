@@ -25,21 +25,21 @@ from ..core.visible import inert
 from ..otlp import OtlpUnavailable
 from ..otlp.option import add_otlp_option, open_export
 from ..process import prepare_descriptor_table, tune_garbage_collector
-from ..proxy.requests import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
-from ..proxy.server import (
+from ..proxy.config import (
     CONNECT_TIMEOUT_S,
     DEFAULT_HOST,
     DEFAULT_PORT,
-    MAX_REQUEST_BYTES,
     SHUTDOWN_GRACE_S,
-    TAP_CAP_BYTES,
     TOKEN_ENV,
+    WATCH_BUFFER_BYTES,
     ProxyConfig,
-    ProxyServer,
     UpstreamError,
     is_loopback,
     parse_upstream,
 )
+from ..proxy.http_rules import MAX_REQUEST_BYTES
+from ..proxy.requests import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
+from ..proxy.server import ProxyServer
 from ..sources.secrets import Redactor, secrets_in
 from .common import (
     UsageError,
@@ -155,11 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--watch-buffer",
         type=number_from(int, 0),
-        default=TAP_CAP_BYTES,
+        default=WATCH_BUFFER_BYTES,
         metavar="BYTES",
         help="what the forwarder holds for a watcher that has fallen behind (a stopped "
         "terminal); past it, the rest of a response is not watched, only counted "
-        f"(watch-gap); clients and --record-dir get every byte (default: {TAP_CAP_BYTES})",
+        f"(watch-gap); clients and --record-dir get every byte (default: {WATCH_BUFFER_BYTES})",
     )
     add_limit_options(
         parser,
@@ -204,7 +204,7 @@ def config_of(args: argparse.Namespace) -> ProxyConfig:
         connect_timeout=args.timeout,
         idle_timeout=args.idle_timeout,
         shutdown_grace=args.drain,
-        tap_cap_bytes=args.watch_buffer,
+        watch_buffer_bytes=args.watch_buffer,
         token=args.token,
         record_dir=None if args.record_dir is None else str(args.record_dir),
     )

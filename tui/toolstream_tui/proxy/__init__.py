@@ -1,5 +1,8 @@
-"""`toolstream-tui proxy`, below its command: the forwarding process (`forwarder`,
-with its HTTP client to upstream in `upstream`), the watching side that starts it
-and reads its taps (`server`), and the list of requests a screen or a report is
-made from (`requests`). Followed down from the command, a proxied response never
-climbs back up: requests -> server -> forwarder -> upstream -> sources, core."""
+"""`toolstream-tui proxy`, below its command, followed down the way a proxied
+response is: the list of requests a screen or a report is made from (`requests`),
+the watching side that starts the forwarding process and reads its pipe
+(`server`), the forwarding process itself, an ASGI app (`forwarder`), relaying one
+response with backpressure (`relay`), the HTTP client to upstream (`upstream`),
+a request recorded as it passes (`recording`), the pipe between the two processes
+and what goes down it (`pipe`), the settings (`config`) and the pure HTTP rules
+(`http_rules`). Nothing imports back up that list."""

@@ -14,30 +14,28 @@ import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from ..core import StreamSession, build_report
 from ..otlp.watching import StreamSpan, is_model_call
-from ..sources import BodyChunk, Limits, ResponseHead, SourceItem, TransportError, pump
+from ..sources import BodyChunk, Limits, SourceItem, pump
 from ..sources.base import RequestSent
 from ..sources.http import HttpRequest, redacted_request
 from ..sources.pacing import InputFirstPacer
 from ..sources.recording import Recorder, Tape, recorded, taped
 from ..sources.secrets import Redactor, secrets_in
-from .server import ClientGone, Exchange, Note, Tap, TapEnd, TapItem, WatchGap
+from .pipe import ClientGone, Note, ProxiedItem, ResponseEnd, WatchGap
+from .recording import Warn, decoded, new_recorder
+from .server import Tap
 
 if TYPE_CHECKING:
     from ..otlp.export import OtlpExport
 
 DEFAULT_KEEP = 200
 REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)
-RECORDING_NAME_TRIES = 100  # names tried for a recording before giving up on it
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
 WATCH_GAP = "watch-gap"
@@ -52,7 +50,6 @@ class Change(StrEnum):
 
 
 Listener = Callable[["RequestRecord", Change], None]
-Warn = Callable[[str], None]
 
 
 def warn_on_stderr(message: str) -> None:
@@ -291,7 +288,7 @@ class ProxyLog:
     def _items(
         self,
         record: RequestRecord,
-        tapped: AsyncIterator[TapItem],
+        tapped: AsyncIterator[ProxiedItem],
         sent: RequestSent,
         redactor: Redactor,
     ) -> AsyncIterator[SourceItem]:
@@ -310,7 +307,7 @@ class ProxyLog:
     async def _source_items(
         self,
         record: RequestRecord,
-        tapped: AsyncIterator[TapItem],
+        tapped: AsyncIterator[ProxiedItem],
         sent: RequestSent,
         redactor: Redactor,
     ) -> AsyncIterator[SourceItem]:
@@ -322,7 +319,7 @@ class ProxyLog:
             if isinstance(item, ClientGone):
                 self._client_gone(record, item)
                 return
-            if isinstance(item, Note | TapEnd):
+            if isinstance(item, Note | ResponseEnd):
                 self._side_note(record, item, redactor)
             else:
                 if isinstance(item, BodyChunk):
@@ -353,7 +350,7 @@ class ProxyLog:
     def _side_note(self, record: RequestRecord, item: Any, redactor: Redactor) -> None:
         if isinstance(item, Note):
             record.notes.append(redactor.text(item.text))
-        elif isinstance(item, TapEnd):
+        elif isinstance(item, ResponseEnd):
             record.duration = item.t
             record.forwarded_bytes = item.forwarded
 
@@ -380,127 +377,3 @@ class ProxyLog:
                 if not self._listener_failed:
                     self._listener_failed = True
                     self._warn(f"a request-list listener failed ({exc!r}); the proxy goes on")
-
-
-def new_recorder(
-    record_dir: Path, request_id: int, started_at: float, source: str, warn: Warn
-) -> Recorder | None:
-    """A recorder for request `request_id` in `record_dir` (None, said by `warn`,
-    when it cannot be made)."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(started_at))
-    # Another run (or a proxy beside this one) may have recorded its request
-    # with this number in the same second: its files are never overwritten.
-    for attempt in range(1, RECORDING_NAME_TRIES + 1):
-        again = f"-{attempt}" if attempt > 1 else ""
-        path = record_dir / f"{stamp}-{request_id:04d}{again}.sse"
-        try:
-            return Recorder(path, source, new=True)
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            warn(f"cannot record request {request_id} to {path}: {exc.strerror}")
-            return None
-    warn(f"cannot record request {request_id}: {path} and the names before it exist")
-    return None
-
-
-class ExchangeRecording:
-    """One request recorded as it passes through the forwarder, before anything
-    is held back for the watcher (so a watcher that falls behind or dies leaves
-    the recording whole): decoded and redacted as the watcher would, written by a
-    task of the forwarder's loop."""
-
-    def __init__(self, recorder: Recorder, sent: RequestSent, redactor: Redactor) -> None:
-        self.path = recorder.path
-        self._pending: deque[SourceItem | None] = deque([sent])
-        self._ready = asyncio.Event()
-        items = recorded(redactor.stream(decoded(self._items())), recorder)
-        self.task = asyncio.get_running_loop().create_task(self._write(items))
-
-    @classmethod
-    def start(
-        cls, record_dir: Path, request_id: int, exchange: Exchange, warn: Warn
-    ) -> ExchangeRecording | None:
-        """The recording of `exchange` (None, said by `warn`, when it cannot be made)."""
-        request = HttpRequest(
-            url=exchange.url, method=exchange.method, headers=exchange.headers, body=exchange.body
-        )
-        redactor = Redactor(secrets_in(exchange.url, exchange.headers))
-        sent = redacted_request(request, redactor)
-        recorder = new_recorder(record_dir, request_id, exchange.started_at, sent.url, warn)
-        return None if recorder is None else cls(recorder, sent, redactor)
-
-    def put(self, item: TapItem) -> None:
-        if isinstance(item, TapEnd):
-            self._pending.append(None)
-        elif isinstance(item, ResponseHead | BodyChunk | TransportError):
-            self._pending.append(item)
-        elif isinstance(item, ClientGone):  # a replay stops there, as the client did
-            self._pending.append(TransportError(item.message, item.t))
-        self._ready.set()
-
-    async def _items(self) -> AsyncIterator[SourceItem]:
-        while True:
-            while self._pending:
-                item = self._pending.popleft()
-                if item is None:
-                    return
-                yield item
-            self._ready.clear()
-            await self._ready.wait()
-
-    @staticmethod
-    async def _write(items: AsyncIterator[SourceItem]) -> None:
-        async with aclosing(items):  # type: ignore[type-var]
-            async for _ in items:
-                pass
-
-
-# -- Content-Encoding --------------------------------------------------------------
-
-
-class _BodyReads(httpx.AsyncByteStream):
-    """The body chunks of a source, for httpx to decode; remembers the last read's
-    time and the item that ended the body."""
-
-    def __init__(self, items: AsyncIterator[SourceItem]) -> None:
-        self.items = items
-        self.last_t = 0.0
-        self.after: SourceItem | None = None
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for item in self.items:
-            if not isinstance(item, BodyChunk):
-                self.after = item
-                return
-            self.last_t = item.t
-            yield item.data
-
-
-async def decoded(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
-    """The items with the body's Content-Encoding undone (httpx's decoders), as the
-    HTTP source gives them: the client gets the bytes as sent, the core and the
-    recording get them decoded."""
-    async with aclosing(items):
-        async for item in items:
-            yield item
-            if isinstance(item, ResponseHead) and item.headers.get("content-encoding"):
-                async for out in _decode_body(items, item):
-                    yield out
-                return
-
-
-async def _decode_body(
-    items: AsyncIterator[SourceItem], head: ResponseHead
-) -> AsyncIterator[SourceItem]:
-    reads = _BodyReads(items)
-    response = httpx.Response(head.status, headers=head.headers, stream=reads)
-    try:
-        async for data in response.aiter_bytes():
-            yield BodyChunk(data, reads.last_t)
-    except httpx.DecodingError as exc:
-        encoding = head.headers.get("content-encoding")
-        yield TransportError(f"the body does not decode as {encoding}: {exc}", reads.last_t)
-        return
-    if reads.after is not None:
-        yield reads.after

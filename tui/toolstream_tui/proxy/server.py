@@ -1,144 +1,27 @@
 """`toolstream-tui proxy`, the watching side: `ProxyServer` starts the forwarding
-process (`forwarder.py`) on a socket bound here and reads what it forwards, one
-`Tap` per request, for a consumer on this process's event loop (see
-`requests.ProxyLog`). Also the types both sides share."""
+process (`forwarder.py`) on a socket bound here and reads what it forwards down
+the pipe (`pipe.py`), one `Tap` per request, for a consumer on this process's
+event loop (see `requests.ProxyLog`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import os
-import pickle
 import signal
 import socket
-import struct
 import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
-import httpx
-
-from ..sources.base import BodyChunk, SourceItem, TransportError
+from ..sources.base import TransportError
+from .config import TOKEN_ENV, ProxyConfig, http_url, parse_upstream
+from .pipe import Exchange, FrameReader, ProxiedItem, ResponseEnd
 
 FORWARDER_GONE = "the proxy's forwarding process ended before the response did"
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8787
-MAX_REQUEST_BYTES = 64 << 20  # a request with a few images inlined as base64 fits
-MAX_HEADER_BYTES = 64 << 10  # the request line and headers together
-SHUTDOWN_GRACE_S = 5.0  # requests still streaming at shutdown get this long (--drain)
-CONNECT_TIMEOUT_S = 60.0
-HEADER_TIMEOUT_S = 10.0  # a connection without a whole request head this long is closed
-TAP_CAP_BYTES = 64 << 20  # frames held for a watcher that does not read; past it, dropped
-FRAME_LENGTH = struct.Struct(">I")  # the size of the rest of a frame
-CHUNK_HEAD = struct.Struct(">IcId")  # length, kind, request id, arrival time
-CHUNK_KIND, PICKLE_KIND = b"b", b"p"
-TOKEN_ENV = "TOOLSTREAM_PROXY_TOKEN"  # how the token reaches the forwarder: never in its argv
-
-
-class UpstreamError(ValueError):
-    """The --upstream URL cannot be used."""
-
-
-def parse_upstream(text: str) -> httpx.URL:
-    try:
-        url = httpx.URL(text)
-    except httpx.InvalidURL as exc:
-        raise UpstreamError(f"--upstream {text!r} is not a URL: {exc}") from exc
-    if url.scheme not in ("http", "https") or not url.host:
-        raise UpstreamError(f"--upstream {text!r} must be an http:// or https:// URL with a host")
-    if url.query or url.fragment:
-        raise UpstreamError(f"--upstream {text!r} must not carry a query or a fragment")
-    return url
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def http_url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
-@dataclass(frozen=True, slots=True)
-class ProxyConfig:
-    upstream: str
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
-    max_request_bytes: int = MAX_REQUEST_BYTES
-    max_header_bytes: int = MAX_HEADER_BYTES
-    connect_timeout: float = CONNECT_TIMEOUT_S
-    idle_timeout: float | None = None  # cut an upstream silent this long (None: never)
-    shutdown_grace: float = SHUTDOWN_GRACE_S
-    header_timeout: float = HEADER_TIMEOUT_S
-    token: str | None = None  # clients must send Proxy-Authorization: Bearer TOKEN
-    record_dir: str | None = None  # the forwarder records each request here
-    tap_cap_bytes: int = TAP_CAP_BYTES
-
-
-# -- what the forwarder hands the consumer -------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """A request as the proxy received and forwarded it. The headers still hold the
-    client's secrets: the consumer redacts before keeping or showing anything."""
-
-    method: str
-    path: str  # as the client asked for it, query included
-    url: str  # where it was forwarded
-    headers: dict[str, str]
-    body: bytes
-    started_at: float  # wall clock, for display
-    started: float  # time.monotonic(), for a live duration
-    recording: str | None = None  # where the forwarder records it (--record-dir)
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """Something about the request that is not in the response (a client that left,
-    a refusal): shown on its row."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class TapEnd:
-    """The forwarder is done with the request: `t` seconds after forwarding began,
-    `forwarded` body bytes sent to the client."""
-
-    t: float
-    forwarded: int
-
-
-@dataclass(frozen=True, slots=True)
-class WatchGap:
-    """The watching process fell so far behind that the forwarder stopped keeping
-    this request's body for it: `dropped` bytes the client got and the watcher did
-    not, from `t` on (the recording, if any, has them all)."""
-
-    dropped: int
-    t: float
-
-
-@dataclass(frozen=True, slots=True)
-class ClientGone:
-    """The client disconnected before the response ended; the forwarder closed the
-    upstream request. `message` says after how many bytes."""
-
-    message: str
-    t: float
-
-
-TapItem = SourceItem | Note | TapEnd | WatchGap | ClientGone
 
 
 class Tap:
@@ -149,84 +32,31 @@ class Tap:
 
     def __init__(self, exchange: Exchange) -> None:
         self.exchange = exchange
-        self.pending: deque[TapItem] = deque()
+        self.pending: deque[ProxiedItem] = deque()
         self.abandoned = False  # set by the consumer when it stops reading
         self._ready = asyncio.Event()
         self._ended = False
 
-    def put(self, item: TapItem) -> None:
+    def put(self, item: ProxiedItem) -> None:
         if self.abandoned or self._ended:
             return
-        self._ended = isinstance(item, TapEnd)
+        self._ended = isinstance(item, ResponseEnd)
         self.pending.append(item)
         self._ready.set()
 
-    async def items(self) -> AsyncIterator[TapItem]:
-        """What the forwarder put, in order, up to and including the `TapEnd`."""
+    async def items(self) -> AsyncIterator[ProxiedItem]:
+        """What the forwarder put, in order, up to and including the `ResponseEnd`."""
         while True:
             while self.pending:
                 item = self.pending.popleft()
                 yield item
-                if isinstance(item, TapEnd):
+                if isinstance(item, ResponseEnd):
                     return
             self._ready.clear()
             await self._ready.wait()
 
 
 TapSink = Callable[[Tap], None]
-
-
-# -- the pipe from the forwarding process ------------------------------------------
-
-
-def frame(request_id: int, item: TapItem | Exchange) -> bytes:
-    """One item on the pipe from the forwarding process: its length, its kind, then
-    a body read as it came (the common case, kept cheap) or any other item as a
-    pickle. Only ever read back by the process that started the forwarder."""
-    if type(item) is BodyChunk:
-        size = CHUNK_HEAD.size - FRAME_LENGTH.size + len(item.data)
-        return CHUNK_HEAD.pack(size, CHUNK_KIND, request_id, item.t) + item.data
-    payload = pickle.dumps((request_id, item), protocol=pickle.HIGHEST_PROTOCOL)
-    return FRAME_LENGTH.pack(len(payload) + 1) + PICKLE_KIND + payload
-
-
-class FrameReader(asyncio.Protocol):
-    """Reads frames from the forwarding process and hands each item on."""
-
-    def __init__(self, on_item: Callable[[int, TapItem | Exchange], None]) -> None:
-        self._on_item = on_item
-        self._buffer = bytearray()
-        self._offset = 0
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def data_received(self, data: bytes) -> None:
-        buffer = self._buffer
-        buffer += data
-        offset = self._offset
-        while len(buffer) - offset >= FRAME_LENGTH.size:
-            (size,) = FRAME_LENGTH.unpack_from(buffer, offset)
-            end = offset + FRAME_LENGTH.size + size
-            if len(buffer) < end:
-                break
-            self._on_item(*self._item(buffer, offset, end))
-            offset = end
-        if offset > len(buffer) // 2:  # keep the buffer from growing by its consumed head
-            del buffer[:offset]
-            offset = 0
-        self._offset = offset
-
-    @staticmethod
-    def _item(buffer: bytearray, offset: int, end: int) -> tuple[int, TapItem | Exchange]:
-        kind = buffer[offset + FRAME_LENGTH.size : offset + FRAME_LENGTH.size + 1]
-        if kind == CHUNK_KIND:
-            _, _, request_id, t = CHUNK_HEAD.unpack_from(buffer, offset)
-            return request_id, BodyChunk(bytes(buffer[offset + CHUNK_HEAD.size : end]), t)
-        request_id, item = pickle.loads(buffer[offset + FRAME_LENGTH.size + 1 : end])
-        return request_id, item
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.closed.done():
-            self.closed.set_result(None)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -286,7 +116,7 @@ class ProxyServer:
             "toolstream_tui.proxy.forwarder",
             "--listen-fd",
             str(sock.fileno()),
-            "--tap-fd",
+            "--pipe-fd",
             str(write_fd),
             "--config",
             json.dumps(settings),
@@ -318,10 +148,10 @@ class ProxyServer:
             transport.close()
         for tap in self._taps.values():  # the forwarder is gone: what it left open ends
             tap.put(TransportError(FORWARDER_GONE, 0.0))
-            tap.put(TapEnd(0.0, 0))
+            tap.put(ResponseEnd(0.0, 0))
         self._taps.clear()
 
-    def _on_item(self, request_id: int, item: TapItem | Exchange) -> None:
+    def _on_item(self, request_id: int, item: ProxiedItem | Exchange) -> None:
         if isinstance(item, Exchange):
             tap = self._taps[request_id] = Tap(item)
             self._sink(tap)
@@ -330,7 +160,7 @@ class ProxyServer:
         if tap is None:
             return
         tap.put(item)
-        if isinstance(item, TapEnd):
+        if isinstance(item, ResponseEnd):
             del self._taps[request_id]
 
     def stop(self, force: bool = False) -> None:
