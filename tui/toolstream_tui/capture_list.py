@@ -1,4 +1,4 @@
-"""A capture's entries as the proxy's requests (`ProxyLog`): every entry is fed
+"""A capture's entries as the proxy's requests (`RequestList`): every entry is fed
 to the log as a finished request, so the request list shows them and Enter opens
 one, and the headless run prints the proxy's line for each streaming entry."""
 
@@ -15,8 +15,8 @@ from .core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT, EXIT_OK
 from .core.report import exit_code, printable_json
 from .core.visible import inert
 from .proxy.pipe import Exchange, Note, ResponseEnd
-from .proxy.requests import ProxyLog, RequestRecord
-from .proxy.server import Tap
+from .proxy.requests import RequestList, RequestRecord
+from .proxy.server import ProxiedResponse
 from .sources import Limits
 from .sources.captures import NOT_TIMED, Capture, CaptureEntry
 
@@ -31,19 +31,19 @@ WORST_FIRST = (EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT)
 
 def capture_log(
     limits: Limits, dialect: str | None, tapes: bool, otlp: OtlpExport | None = None
-) -> ProxyLog:
+) -> RequestList:
     """`otlp`: each entry is sent as a span, as a proxied request is."""
-    return ProxyLog(limits, dialect=dialect, keep=1 << 30, tapes=tapes, otlp=otlp)
+    return RequestList(limits, dialect=dialect, keep=1 << 30, tapes=tapes, otlp=otlp)
 
 
-def feed(log: ProxyLog, capture: Capture) -> None:
+def feed(log: RequestList, capture: Capture) -> None:
     """Every entry of the capture, in order, into the log as the proxy's requests
     (so entry N is request N), each already over."""
     for entry in capture.entries:
-        log.take(entry_tap(entry), entry.label(capture.name))
+        log.take(entry_response(entry), entry.label(capture.name))
 
 
-def entry_tap(entry: CaptureEntry) -> Tap:
+def entry_response(entry: CaptureEntry) -> ProxiedResponse:
     exchange = Exchange(
         method=entry.method,
         path=entry.url,
@@ -53,13 +53,13 @@ def entry_tap(entry: CaptureEntry) -> Tap:
         started_at=entry.started_at or 0.0,
         started=0.0,
     )
-    tap = Tap(exchange)
+    proxied = ProxiedResponse(exchange)
     for note in entry.notes:
-        tap.put(Note(note))
+        proxied.put(Note(note))
     for item in entry.response_items(entry.redactor()):
-        tap.put(item)
-    tap.put(ResponseEnd(entry.end_t or entry.head_t or 0.0, len(entry.body)))
-    return tap
+        proxied.put(item)
+    proxied.put(ResponseEnd(entry.end_t or entry.head_t or 0.0, len(entry.body)))
+    return proxied
 
 
 async def print_reports(capture: Capture, args: argparse.Namespace, fail_on: frozenset[str]) -> int:
@@ -107,7 +107,7 @@ async def capture_app(
     return app
 
 
-def list_app(capture: Capture, path: Path, log: ProxyLog) -> ProxyApp:
+def list_app(capture: Capture, path: Path, log: RequestList) -> ProxyApp:
     """The request list for the capture's entries, before they are read (`fill`)."""
     from .app.proxy_app import ProxyApp  # Textual loads only for the UI
     from .views import plural

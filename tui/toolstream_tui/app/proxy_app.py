@@ -1,7 +1,7 @@
 """The proxy's request list: every request an agent sends through the proxy, newest
 first, live, like a browser's network panel. Enter opens one in the stream view
 (text pane, lanes, inspector, timing, log, bundle), live while it streams;
-Escape comes back. The list is drawn from the `ProxyLog` a few times a second;
+Escape comes back. The list is drawn from the `RequestList` a few times a second;
 a listener only marks it stale, so the proxy never waits on the screen."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from ..options import WatchOptions
-from ..proxy.requests import Change, ProxyLog, RequestRecord
+from ..proxy.requests import Change, RequestList, RequestRecord
 from ..sources.base import Clock
 from ..views import REQUEST_COLUMNS, column_widths, plural, request_row
 from ..watch import Watch
@@ -137,7 +137,12 @@ class RequestListScreen(Screen[None]):
     ]
 
     def __init__(
-        self, log: ProxyLog, listening: str, upstream: str, clock: Clock, origin: str | None = None
+        self,
+        log: RequestList,
+        listening: str,
+        upstream: str,
+        clock: Clock,
+        origin: str | None = None,
     ) -> None:
         """`clock`: time.monotonic, or a test's (it times the requests still live).
         `origin`: where the requests came from, when not from a listening proxy (a
@@ -260,7 +265,7 @@ class ProxyApp(InputFirstApp):
 
     def __init__(
         self,
-        log: ProxyLog,
+        log: RequestList,
         listening: str,
         upstream: str,
         *,

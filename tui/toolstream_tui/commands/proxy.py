@@ -38,7 +38,7 @@ from ..proxy.config import (
     parse_upstream,
 )
 from ..proxy.http_rules import MAX_REQUEST_BYTES
-from ..proxy.requests import DEFAULT_KEEP, Change, ProxyLog, RequestRecord
+from ..proxy.requests import DEFAULT_KEEP, Change, RequestList, RequestRecord
 from ..proxy.server import ProxyServer
 from ..sources.secrets import Redactor, secrets_in
 from .common import (
@@ -237,7 +237,7 @@ class HeadlessPrinter(FailOnCounter):
     on stderr, and the stop signal once --exit-after requests are done."""
 
     def __init__(
-        self, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None, stop: asyncio.Event
+        self, log: RequestList, fail_on: frozenset[str], exit_after: int | None, stop: asyncio.Event
     ) -> None:
         super().__init__(fail_on)
         self.log = log
@@ -264,7 +264,7 @@ def step_behind_the_forwarder() -> None:
         os.nice(WATCHER_NICENESS)
 
 
-def start_server(config: ProxyConfig, log: ProxyLog) -> ProxyServer | None:
+def start_server(config: ProxyConfig, log: RequestList) -> ProxyServer | None:
     """Listen and start forwarding, saying where on stderr (None: cannot listen)."""
     server = ProxyServer(config, log.take, asyncio.get_running_loop())
     try:
@@ -305,7 +305,7 @@ def remote_warning(config: ProxyConfig) -> str:
     )
 
 
-async def serve(config: ProxyConfig, log: ProxyLog, stop: asyncio.Event) -> int:
+async def serve(config: ProxyConfig, log: RequestList, stop: asyncio.Event) -> int:
     """Run the proxy until `stop` is set or a signal arrives, then let the requests
     still streaming end (within the grace period) and the core catch up."""
     with stopped_by_signals(stop) as on_server:
@@ -342,7 +342,7 @@ def stopped_by_signals(
             loop.remove_signal_handler(number)
 
 
-async def serve_until(server: ProxyServer, log: ProxyLog, stop: asyncio.Event) -> int:
+async def serve_until(server: ProxyServer, log: RequestList, stop: asyncio.Event) -> int:
     """Forward until `stop` is set (or the forwarder ends), then stop and let the
     core catch up with what is still streaming, within a grace period."""
     ended = asyncio.ensure_future(asyncio.to_thread(server.join))
@@ -363,7 +363,7 @@ async def serve_until(server: ProxyServer, log: ProxyLog, stop: asyncio.Event) -
 
 
 async def run_headless(
-    config: ProxyConfig, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None
+    config: ProxyConfig, log: RequestList, fail_on: frozenset[str], exit_after: int | None
 ) -> int:
     tune_garbage_collector()
     stop = asyncio.Event()
@@ -379,7 +379,7 @@ async def run_headless(
 
 
 async def run_request_list(
-    config: ProxyConfig, log: ProxyLog, fail_on: frozenset[str], exit_after: int | None
+    config: ProxyConfig, log: RequestList, fail_on: frozenset[str], exit_after: int | None
 ) -> int:
     """The request list: the proxy forwards while the app shows every request."""
     from ..app.proxy_app import ProxyApp  # Textual loads only for the UI
@@ -434,7 +434,7 @@ def main_proxy(argv: Sequence[str]) -> int:
         except OSError as exc:
             print(f"{PROG}: cannot record to {args.record_dir}: {exc.strerror}", file=sys.stderr)
             return EXIT_FAILED
-    log = ProxyLog(
+    log = RequestList(
         limits_of(args),
         dialect=args.dialect,
         keep=args.keep,

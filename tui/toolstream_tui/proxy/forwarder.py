@@ -84,7 +84,7 @@ class ClientLeft(Exception):
     pass
 
 
-class ProxyApp:
+class ForwardingAsgiApp:
     """The ASGI app: every HTTP request goes to `upstream` + its path, nowhere else."""
 
     def __init__(
@@ -456,7 +456,7 @@ def head_timed(seconds: float) -> type[HeadTimedH11]:
 
 
 class Forwarder:
-    """uvicorn serving `ProxyApp` on the given socket, on a thread of its own; the
+    """uvicorn serving `ForwardingAsgiApp` on the given socket, on a thread of its own; the
     main thread waits for a signal, or for the watching process to go away."""
 
     def __init__(self, config: ProxyConfig, sock: socket.socket, pipe_fd: int) -> None:
@@ -465,7 +465,7 @@ class Forwarder:
         self.pipe_fd = pipe_fd
         self.feed = PipeFeed(config.watch_buffer_bytes)
         self.server = uvicorn.Server(self._uvicorn_config())
-        self.app: ProxyApp | None = None
+        self.app: ForwardingAsgiApp | None = None
         self.recording_tasks: set[asyncio.Task[None]] = set()
 
     def _uvicorn_config(self) -> uvicorn.Config:
@@ -499,7 +499,7 @@ class Forwarder:
         try:
             transport = transport_for(parse_upstream(config.upstream), config.max_header_bytes)
             async with transport:
-                self.app = ProxyApp(config, transport, self.feed.put, self._recordings())
+                self.app = ForwardingAsgiApp(config, transport, self.feed.put, self._recordings())
                 await self.server.serve(sockets=[self.sock])
         finally:
             # Past the drain, uvicorn cancels the requests still streaming and returns:

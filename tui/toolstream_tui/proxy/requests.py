@@ -1,7 +1,7 @@
 """The requests a proxy has seen, as a UI or the headless printer watches them.
 
-`ProxyLog.take` is given each request's `Tap` on the consumer's event loop; a task
-drains the tap into the request's own `StreamSession` (decoded, secrets redacted,
+`RequestList.take` is given each request's `ProxiedResponse` on the consumer's event loop; a task
+drains it into the request's own `StreamSession` (decoded, secrets redacted,
 recorded when asked) and tells every listener what changed. Nothing here imports
 Textual, and nothing here can slow the forwarding, which runs in a process of its
 own."""
@@ -29,7 +29,7 @@ from ..sources.recording import Recorder, Tape, recorded, taped
 from ..sources.secrets import Redactor, secrets_in
 from .pipe import ClientGone, Note, ProxiedItem, ResponseEnd, WatchGap
 from .recording import Warn, decoded, new_recorder
-from .server import Tap
+from .server import ProxiedResponse
 
 if TYPE_CHECKING:
     from ..otlp.export import OtlpExport
@@ -136,7 +136,7 @@ def model_of(body: str | None) -> tuple[str | None, bool]:
     return (model if isinstance(model, str) else None), True
 
 
-class ProxyLog:
+class RequestList:
     """Every request the proxy forwards, newest last; finished ones beyond `keep` are
     forgotten oldest first. Runs on one event loop: `take` is called there."""
 
@@ -176,10 +176,10 @@ class ProxyLog:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def take(self, tap: Tap, label: str | None = None) -> None:
+    def take(self, proxied: ProxiedResponse, label: str | None = None) -> None:
         """A new request (called on this log's loop by the proxy server). `label`:
         what its stream is called, secrets already redacted (default: its URL)."""
-        exchange = tap.exchange
+        exchange = proxied.exchange
         request = HttpRequest(
             url=exchange.url, method=exchange.method, headers=exchange.headers, body=exchange.body
         )
@@ -204,7 +204,9 @@ class ProxyLog:
         self._next_id += 1
         self.records[record.id] = record
         self._notify(record, Change.ADDED)
-        task = asyncio.get_running_loop().create_task(self._consume(record, tap, sent, redactor))
+        task = asyncio.get_running_loop().create_task(
+            self._consume(record, proxied, sent, redactor)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -234,23 +236,23 @@ class ProxyLog:
     async def _consume(
         self,
         record: RequestRecord,
-        tap: Tap,
+        proxied: ProxiedResponse,
         sent: RequestSent,
         redactor: Redactor,
     ) -> None:
         try:
             try:
-                items = self._items(record, tap.items(), sent, redactor)
+                items = self._items(record, proxied.items(), sent, redactor)
                 await pump(
                     items, record.session, lambda events: self._changed(record, events), self.pacer
                 )
             except Exception as exc:  # the core or a recording failed: the client never notices
                 self._end_session(record, f"the proxy could not read this response: {exc}")
             if record.duration is None:  # the core stopped first: the request goes on
-                async for item in tap.items():
+                async for item in proxied.items():
                     self._side_note(record, item, redactor)
         except asyncio.CancelledError:
-            tap.abandoned = True
+            proxied.abandoned = True
             self._end_session(record, STOPPED)
         finally:
             record.over = True
@@ -292,7 +294,7 @@ class ProxyLog:
         sent: RequestSent,
         redactor: Redactor,
     ) -> AsyncIterator[SourceItem]:
-        """The tap as the core reads it: the request first, the body decoded, every
+        """The proxied response as the core reads it: the request first, the body decoded, every
         secret redacted, recorded when asked."""
         items = redactor.stream(decoded(self._source_items(record, tapped, sent, redactor)))
         if record.tape is not None:

@@ -1,7 +1,7 @@
 """`toolstream-tui proxy`, the watching side: `ProxyServer` starts the forwarding
 process (`forwarder.py`) on a socket bound here and reads what it forwards down
-the pipe (`pipe.py`), one `Tap` per request, for a consumer on this process's
-event loop (see `requests.ProxyLog`)."""
+the pipe (`pipe.py`), one `ProxiedResponse` per request, for a consumer on this process's
+event loop (see `requests.RequestList`)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ from .pipe import Exchange, FrameReader, ProxiedItem, ResponseEnd
 FORWARDER_GONE = "the proxy's forwarding process ended before the response did"
 
 
-class Tap:
+class ProxiedResponse:
     """One request's items as the forwarding process sent them, for a consumer on
     this process's loop: `put` (called there, by the pipe's reader) only appends and
     wakes the reader; it can neither wait nor fail, and a consumer that is gone or
-    has abandoned the tap only means nobody is watching."""
+    has abandoned it only means nobody is watching."""
 
     def __init__(self, exchange: Exchange) -> None:
         self.exchange = exchange
@@ -56,7 +56,7 @@ class Tap:
             await self._ready.wait()
 
 
-TapSink = Callable[[Tap], None]
+ResponseSink = Callable[[ProxiedResponse], None]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -75,16 +75,18 @@ def bind(host: str, port: int) -> socket.socket:
 
 class ProxyServer:
     """Binds the listening socket, starts the forwarding process on it, and hands
-    each request's `Tap` to `sink`, called on `loop` (the consumer's event loop)."""
+    each request's `ProxiedResponse` to `sink`, called on `loop` (the consumer's event loop)."""
 
-    def __init__(self, config: ProxyConfig, sink: TapSink, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, config: ProxyConfig, sink: ResponseSink, loop: asyncio.AbstractEventLoop
+    ) -> None:
         parse_upstream(config.upstream)
         self.config = config
         self._sink = sink
         self._loop = loop
         self._port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._taps: dict[int, Tap] = {}
+        self._responses: dict[int, ProxiedResponse] = {}
         self._stopping = False
         self.failure: str | None = None
 
@@ -146,22 +148,22 @@ class ProxyServer:
             await reader.closed
         finally:
             transport.close()
-        for tap in self._taps.values():  # the forwarder is gone: what it left open ends
-            tap.put(TransportError(FORWARDER_GONE, 0.0))
-            tap.put(ResponseEnd(0.0, 0))
-        self._taps.clear()
+        for proxied in self._responses.values():  # the forwarder is gone: what it left open ends
+            proxied.put(TransportError(FORWARDER_GONE, 0.0))
+            proxied.put(ResponseEnd(0.0, 0))
+        self._responses.clear()
 
     def _on_item(self, request_id: int, item: ProxiedItem | Exchange) -> None:
         if isinstance(item, Exchange):
-            tap = self._taps[request_id] = Tap(item)
-            self._sink(tap)
+            proxied = self._responses[request_id] = ProxiedResponse(item)
+            self._sink(proxied)
             return
-        tap = self._taps.get(request_id)
-        if tap is None:
+        proxied = self._responses.get(request_id)
+        if proxied is None:
             return
-        tap.put(item)
+        proxied.put(item)
         if isinstance(item, ResponseEnd):
-            del self._taps[request_id]
+            del self._responses[request_id]
 
     def stop(self, force: bool = False) -> None:
         """Ask the forwarder to stop: it stops accepting, then waits up to the grace
