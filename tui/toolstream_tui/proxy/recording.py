@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+import zlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from pathlib import Path
 
-import httpx
-
 from ..sources import BodyChunk, ResponseHead, SourceItem, TransportError
 from ..sources.base import RequestSent
+from ..sources.decoding import BodyDecoder, UnsupportedEncoding
 from ..sources.http import HttpRequest, redacted_request
 from ..sources.recording import Recorder, recorded
 from ..sources.secrets import Redactor, secrets_in
@@ -103,48 +103,37 @@ class ExchangeRecording:
 # -- Content-Encoding --------------------------------------------------------------
 
 
-class _BodyReads(httpx.AsyncByteStream):
-    """The body chunks of a source, for httpx to decode; remembers the last read's
-    time and the item that ended the body."""
-
-    def __init__(self, items: AsyncIterator[SourceItem]) -> None:
-        self.items = items
-        self.last_t = 0.0
-        self.after: SourceItem | None = None
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for item in self.items:
-            if not isinstance(item, BodyChunk):
-                self.after = item
-                return
-            self.last_t = item.t
-            yield item.data
-
-
 async def decoded(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
-    """The items with the body's Content-Encoding undone (httpx's decoders), as the
-    HTTP source gives them: the client gets the bytes as sent, the core and the
-    recording get them decoded."""
+    """The items with the body's Content-Encoding undone, as the HTTP source gives
+    them: the client gets the bytes as sent, the core and the recording get them
+    decoded, a bounded piece at a time (`sources.decoding`: a gzip bomb inflates no
+    further than the session's limits let it)."""
     async with aclosing(items):
         async for item in items:
             yield item
             if isinstance(item, ResponseHead) and item.headers.get("content-encoding"):
-                async for out in _decode_body(items, item):
+                async for out in _decode_body(items, item.headers["content-encoding"]):
                     yield out
                 return
 
 
 async def _decode_body(
-    items: AsyncIterator[SourceItem], head: ResponseHead
+    items: AsyncIterator[SourceItem], encoding: str
 ) -> AsyncIterator[SourceItem]:
-    reads = _BodyReads(items)
-    response = httpx.Response(head.status, headers=head.headers, stream=reads)
+    """The body read from `items` decoded, then the item that ended it, if any."""
+    last_t = 0.0
     try:
-        async for data in response.aiter_bytes():
-            yield BodyChunk(data, reads.last_t)
-    except httpx.DecodingError as exc:
-        encoding = head.headers.get("content-encoding")
-        yield TransportError(f"the body does not decode as {encoding}: {exc}", reads.last_t)
-        return
-    if reads.after is not None:
-        yield reads.after
+        decoder = BodyDecoder(encoding)
+        async for item in items:
+            if not isinstance(item, BodyChunk):
+                for piece in decoder.flush():
+                    yield BodyChunk(piece, last_t)
+                yield item
+                return
+            last_t = item.t
+            for piece in decoder.decode(item.data):
+                yield BodyChunk(piece, last_t)
+        for piece in decoder.flush():
+            yield BodyChunk(piece, last_t)
+    except (UnsupportedEncoding, zlib.error) as exc:
+        yield TransportError(f"the body does not decode as {encoding}: {exc}", last_t)
