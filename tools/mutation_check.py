@@ -47,7 +47,7 @@ MUTANTS = (
         "proxy/forwarder.py",
         '"body": data, "more_body": True}',
         '"body": data.replace(b"\\r\\n", b"\\n"), "more_body": True}',
-        ("tests/test_proxy.py", "-k", "byte_for_byte or untouched"),
+        ("tests/proxy/test_proxy.py", "-k", "byte_for_byte or untouched"),
     ),
     Mutant(
         "proxy-status",
@@ -55,7 +55,7 @@ MUTANTS = (
         "proxy/forwarder.py",
         '"status": response.status_code,',
         '"status": 200,',
-        ("tests/test_proxy.py", "-k", "byte_for_byte or status_headers"),
+        ("tests/proxy/test_proxy.py", "-k", "byte_for_byte or status_headers"),
     ),
     Mutant(
         "proxy-first-batch",
@@ -63,7 +63,7 @@ MUTANTS = (
         "proxy/forwarder.py",
         "if (batch := reads.take_held()) is not None:",
         "if (batch := reads.take_held()) is not None and False:",
-        ("tests/test_proxy.py", "-k", "byte_for_byte"),
+        ("tests/proxy/test_proxy.py", "-k", "byte_for_byte"),
     ),
     Mutant(
         "proxy-hop-by-hop",
@@ -71,7 +71,7 @@ MUTANTS = (
         "proxy/forwarder.py",
         "for name, value in end_to_end(head, frozenset())",
         "for name, value in head",
-        ("tests/test_proxy.py", "-k", "hop_by_hop or status_headers"),
+        ("tests/proxy/test_proxy.py", "-k", "hop_by_hop or status_headers"),
     ),
     Mutant(
         "idle-timeout-kind",
@@ -79,7 +79,12 @@ MUTANTS = (
         "sources/pump.py",
         'IDLE_TIMEOUT: "idle-timeout"}',
         'IDLE_TIMEOUT: "connection-lost"}',
-        ("tests/test_recording.py", "tests/test_network_faults.py", "-k", "idle_timeout"),
+        (
+            "tests/sources/test_recording.py",
+            "tests/sources/test_network_faults.py",
+            "-k",
+            "idle_timeout",
+        ),
     ),
     Mutant(
         "max-bytes",
@@ -87,7 +92,7 @@ MUTANTS = (
         "core/session.py",
         "over_total = len(chunk) > room",
         "over_total = len(chunk) >= room",
-        ("tests/test_limits.py", "-k", "max_bytes"),
+        ("tests/e2e/test_limits.py", "-k", "max_bytes"),
     ),
     Mutant(
         "max-event-bytes-sse",
@@ -95,7 +100,7 @@ MUTANTS = (
         "core/sse.py",
         "            if len(block) > self.max_event_bytes:",
         "            if len(block) >= self.max_event_bytes:",
-        ("tests/test_limits.py", "-k", "sse_event"),
+        ("tests/e2e/test_limits.py", "-k", "sse_event"),
     ),
     Mutant(
         "max-event-bytes-sse-pending",
@@ -103,7 +108,7 @@ MUTANTS = (
         "core/sse.py",
         'buffer.endswith(b"\\n") > self.max_event_bytes',
         'buffer.endswith(b"\\n") >= self.max_event_bytes',
-        ("tests/test_limits.py", "-k", "sse_event"),
+        ("tests/e2e/test_limits.py", "-k", "sse_event"),
     ),
     Mutant(
         "max-event-bytes-ndjson",
@@ -111,7 +116,7 @@ MUTANTS = (
         "core/framing.py",
         "            if len(line) > self.max_event_bytes:",
         "            if len(line) >= self.max_event_bytes:",
-        ("tests/test_limits.py", "-k", "ndjson"),
+        ("tests/e2e/test_limits.py", "-k", "ndjson"),
     ),
     Mutant(
         "max-event-bytes-eventstream",
@@ -119,7 +124,7 @@ MUTANTS = (
         "core/eventstream.py",
         "elif total > self.max_event_bytes:",
         "elif total >= self.max_event_bytes:",
-        ("tests/test_limits.py", "-k", "event_stream_frame"),
+        ("tests/e2e/test_limits.py", "-k", "event_stream_frame"),
     ),
     Mutant(
         "max-event-bytes-json-array",
@@ -127,7 +132,7 @@ MUTANTS = (
         "core/framing.py",
         "if end - self._start > self.max_event_bytes:",
         "if end - self._start >= self.max_event_bytes:",
-        ("tests/test_limits.py", "-k", "json_array"),
+        ("tests/e2e/test_limits.py", "-k", "json_array"),
     ),
     Mutant(
         "max-event-bytes-body",
@@ -135,7 +140,7 @@ MUTANTS = (
         "core/session.py",
         "self._body_bytes > limit",
         "self._body_bytes >= limit",
-        ("tests/test_limits.py", "-k", "json_body"),
+        ("tests/e2e/test_limits.py", "-k", "json_body"),
     ),
     Mutant(
         "max-request-bytes",
@@ -143,7 +148,7 @@ MUTANTS = (
         "proxy/forwarder.py",
         "if len(body) > self.config.max_request_bytes:",
         "if len(body) >= self.config.max_request_bytes:",
-        ("tests/test_limits.py", "-k", "max_request_bytes"),
+        ("tests/e2e/test_limits.py", "-k", "max_request_bytes"),
     ),
     Mutant(
         "header-limit",
@@ -151,7 +156,7 @@ MUTANTS = (
         "proxy/forwarder.py",
         "if head_bytes > self.config.max_header_bytes:",
         "if head_bytes >= self.config.max_header_bytes:",
-        ("tests/test_limits.py", "-k", "header_limit"),
+        ("tests/e2e/test_limits.py", "-k", "header_limit"),
     ),
     Mutant(
         "idle-timeout",
@@ -159,7 +164,7 @@ MUTANTS = (
         "sources/pump.py",
         "asyncio.timeout(seconds if opened else None)",
         "asyncio.timeout(seconds * 10 if opened else None)",
-        ("tests/test_limits.py", "-k", "idle_timeout"),
+        ("tests/e2e/test_limits.py", "-k", "idle_timeout"),
     ),
     Mutant(
         "request-timeout",
@@ -167,7 +172,7 @@ MUTANTS = (
         "sources/http.py",
         "timeout = httpx.Timeout(request.timeout)",
         "timeout = httpx.Timeout(request.timeout * 10)",
-        ("tests/test_limits.py", "-k", "request_timeout"),
+        ("tests/e2e/test_limits.py", "-k", "request_timeout"),
     ),
     Mutant(
         "proxy-idle-timeout",
@@ -175,7 +180,7 @@ MUTANTS = (
         "proxy/forwarder.py",
         "read=config.idle_timeout,",
         "read=config.idle_timeout and config.idle_timeout * 10,",
-        ("tests/test_limits.py", "-k", "proxys_idle_timeout"),
+        ("tests/e2e/test_limits.py", "-k", "proxys_idle_timeout"),
     ),
     Mutant(
         "stall-threshold",
@@ -183,7 +188,7 @@ MUTANTS = (
         "core/timing.py",
         "t - previous > threshold",
         "t - previous > threshold * 10",
-        ("tests/test_limits.py", "-k", "stall"),
+        ("tests/e2e/test_limits.py", "-k", "stall"),
     ),
     Mutant(
         "stall-status-bar",
@@ -191,7 +196,7 @@ MUTANTS = (
         "views.py",
         "quiet > state.stall_threshold",
         "quiet > state.stall_threshold * 10",
-        ("tests/test_limits.py", "-k", "status_bar"),
+        ("tests/e2e/test_limits.py", "-k", "status_bar"),
     ),
     Mutant(
         "secret-on-screen",
@@ -199,7 +204,7 @@ MUTANTS = (
         "sources/secrets.py",
         "return self._scrubbed(items) if self.pattern else items",
         "return items",
-        ("tests/test_secrets.py", "-k", "no_secret_reaches_the_screen"),
+        ("tests/sources/test_secrets.py", "-k", "no_secret_reaches_the_screen"),
     ),
     Mutant(
         "sse-crlf-across-reads",
@@ -207,7 +212,7 @@ MUTANTS = (
         "core/sse.py",
         'self._skip_lf = chunk.endswith(b"\\r")',
         "self._skip_lf = False",
-        ("tests/test_sse.py", "tests/test_core_properties.py"),
+        ("tests/core/test_sse.py", "tests/core/test_properties.py"),
     ),
     Mutant(
         "sse-lone-cr",
@@ -215,7 +220,7 @@ MUTANTS = (
         "core/sse.py",
         '.replace(b"\\r", b"\\n")',
         "",
-        ("tests/test_sse.py", "tests/test_core_properties.py"),
+        ("tests/core/test_sse.py", "tests/core/test_properties.py"),
     ),
     Mutant(
         "sse-id-with-nul",
@@ -223,7 +228,7 @@ MUTANTS = (
         "core/sse.py",
         'elif field == "id" and "\\0" not in value:',
         'elif field == "id":',
-        ("tests/test_sse.py",),
+        ("tests/core/test_sse.py",),
     ),
     Mutant(
         "redact-hold-min",
@@ -231,7 +236,7 @@ MUTANTS = (
         "core/redact.py",
         "HOLD_MIN = 4",
         "HOLD_MIN = 8",
-        ("tests/test_redact.py", "-k", "leaves_no_piece"),
+        ("tests/core/test_redact.py", "-k", "leaves_no_piece"),
     ),
     Mutant(
         "surrogates-arguments",
@@ -239,7 +244,7 @@ MUTANTS = (
         "core/state.py",
         "        return rejoin_pairs(self.pieces.text())",
         "        return self.pieces.text()",
-        ("tests/test_surrogates.py", "-k", "any_surrogates"),
+        ("tests/e2e/test_surrogates.py", "-k", "any_surrogates"),
     ),
     Mutant(
         "lone-surrogate-keys",
@@ -247,7 +252,7 @@ MUTANTS = (
         "core/surrogates.py",
         "                if lone_offsets(key):",
         "                if False:",
-        ("tests/test_surrogates.py", "-k", "every_output_path or named_by_path"),
+        ("tests/e2e/test_surrogates.py", "-k", "every_output_path or named_by_path"),
     ),
     Mutant(
         "whitespace-arguments",
@@ -255,7 +260,7 @@ MUTANTS = (
         "core/state.py",
         'if raw.strip() == "":',
         'if raw == "":',
-        ("tests/test_core_properties.py", "-k", "reassemble_exactly"),
+        ("tests/core/test_properties.py", "-k", "reassemble_exactly"),
     ),
     Mutant(
         "field-scanner-lazy-key",
@@ -263,7 +268,7 @@ MUTANTS = (
         "core/fields.py",
         "        if self._key_string:\n",
         "        if self._key_string and at + 1 < end:\n",
-        ("tests/test_timing.py", "-k", "not_complete_before"),
+        ("tests/core/test_timing.py", "-k", "not_complete_before"),
     ),
 )
 

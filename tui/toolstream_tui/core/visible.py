@@ -29,7 +29,7 @@ def _ascii_table() -> dict[int, str]:
 # Every format character (category Cf) of Unicode 15.1, as (first, last): bidi
 # controls, zero-width characters, the BOM, and beyond the BMP the tag characters
 # that spell invisible text. A table, not a scan of unicodedata: scanning the BMP
-# took 15 ms, a tenth of a small headless run. tests/test_visible.py checks that
+# took 15 ms, a tenth of a small headless run. tests/core/test_visible.py checks that
 # it holds every Cf character of the running Python's Unicode.
 FORMAT_CHARACTERS = (
     (0x00AD, 0x00AD),

@@ -1,0 +1,432 @@
+"""`toolstream-tui diff A B`: json_diff on nested values, diff_states on streams
+fed by hand, the command end to end on recordings in tmp_path, and one picture
+of the diff app."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.helpers.cli import CliRunner
+from tests.helpers.streaming import run
+from toolstream_stubs import StubServer
+from toolstream_tui.commands.diff import diff_recordings, exit_code_of, main_diff
+from toolstream_tui.core.diff import diff_states, json_diff
+from toolstream_tui.core.state import StreamState
+from toolstream_tui.sources.base import BodyChunk, ResponseHead
+from toolstream_tui.sources.recording import Recorder
+
+Snap = Callable[..., bool]
+
+# -- stream builders ---------------------------------------------------------------
+
+
+def call(index: int, call_id: str | None = None, name: str | None = None, args: str = "") -> str:
+    """One chat-completions chunk carrying one tool-call fragment."""
+    function: dict[str, Any] = {"arguments": args}
+    if name is not None:
+        function["name"] = name
+    fragment: dict[str, Any] = {"index": index, "function": function}
+    if call_id is not None:
+        fragment["id"] = call_id
+    return chunk({"tool_calls": [fragment]})
+
+
+def text(content: str) -> str:
+    return chunk({"content": content})
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    payload = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def finish() -> str:
+    return chunk({}, finish="tool_calls")
+
+
+def sse(*events: str, done: bool = True) -> bytes:
+    items = [*events, "[DONE]"] if done else list(events)
+    return "".join(f"data: {data}\n\n" for data in items).encode()
+
+
+def weather(*pieces: str, call_id: str = "call_1") -> list[str]:
+    """Lane 0, get_weather, its arguments in the given pieces."""
+    return [call(0, call_id, "get_weather"), *(call(0, args=piece) for piece in pieces)]
+
+
+def state_of(body: bytes, source: str = "test") -> StreamState:
+    state = run(body).session.state
+    state.source = source
+    return state
+
+
+def diff_of(a: bytes, b: bytes) -> dict[str, Any]:
+    return diff_states(state_of(a, "a"), state_of(b, "b"))
+
+
+# -- json_diff -------------------------------------------------------------------------
+
+
+def test_equal_values_have_no_differences() -> None:
+    value = {"a": [1, {"b": None}], "c": "x"}
+    assert json_diff(value, json.loads(json.dumps(value))) == []
+
+
+def test_added_removed_and_changed_keys_are_named_by_path() -> None:
+    a = {"city": "Paris", "opts": {"unit": "C", "days": 3}}
+    b = {"city": "Lyon", "opts": {"unit": "C", "hourly": True}}
+    assert json_diff(a, b) == [
+        {"path": "$.city", "change": "changed", "a": "Paris", "b": "Lyon"},
+        {"path": "$.opts.days", "change": "removed", "a": 3},
+        {"path": "$.opts.hourly", "change": "added", "b": True},
+    ]
+
+
+def test_a_type_change_is_a_change_even_where_python_says_equal() -> None:
+    a = {"n": 1, "flag": 1, "f": 1, "obj": {"x": 1}}
+    b = {"n": "1", "flag": True, "f": 1.0, "obj": [1]}
+    changes = {entry["path"]: entry for entry in json_diff(a, b)}
+    assert set(changes) == {"$.n", "$.flag", "$.f", "$.obj"}
+    assert changes["$.obj"] == {"path": "$.obj", "change": "changed", "a": {"x": 1}, "b": [1]}
+
+
+def test_lists_are_compared_index_by_index() -> None:
+    assert json_diff({"xs": [1, 2, 3]}, {"xs": [1, 5]}) == [
+        {"path": "$.xs[1]", "change": "changed", "a": 2, "b": 5},
+        {"path": "$.xs[2]", "change": "removed", "a": 3},
+    ]
+    assert json_diff([[1]], [[1, [2]]]) == [{"path": "$[0][1]", "change": "added", "b": [2]}]
+
+
+def test_order_is_depth_first_with_sorted_keys() -> None:
+    a = {"b": 1, "a": {"z": 1, "y": 1}, "c": 1}
+    b = {"c": 2, "a": {"y": 2, "z": 2}}
+    assert [entry["path"] for entry in json_diff(a, b)] == ["$.a.y", "$.a.z", "$.b", "$.c"]
+
+
+def test_keys_that_are_not_identifiers_are_quoted() -> None:
+    entries = json_diff({'we"ird key': 1, "中文": 1}, {'we"ird key': 2, "中文": 2})
+    assert [entry["path"] for entry in entries] == ['$["we\\"ird key"]', '$["中文"]']
+
+
+def test_differences_are_capped_and_the_rest_counted() -> None:
+    entries = json_diff(list(range(250)), [-1] * 250)
+    assert len(entries) == 201
+    assert entries[199]["path"] == "$[199]"
+    assert entries[-1] == {"path": "$", "change": "more", "count": 50}
+
+
+def test_deep_nesting_does_not_hit_the_recursion_limit() -> None:
+    a: Any = 1
+    b: Any = 2
+    for _ in range(3000):
+        a, b = [a], [b]
+    (entry,) = json_diff(a, b)
+    assert entry["path"].endswith("[0]" * 3000)
+
+
+# -- diff_states ------------------------------------------------------------------------
+
+
+def test_same_arguments_cut_differently_are_identical() -> None:
+    a = sse(*weather('{"city":', ' "Paris"}'), finish())
+    b = sse(*weather('{"ci', 'ty": "Par', 'is"}'), finish())
+    diff = diff_of(a, b)
+    assert diff["identical"] is True
+    (lane,) = diff["lanes"]
+    assert lane["fragments"] == {"a": 2, "b": 3}
+    assert lane["same_boundaries"] is False
+    assert lane["boundaries_only_a"] == [8]
+    assert lane["boundaries_only_b"] == [4, 13]
+    assert lane["boundaries_only_b_total"] == 2
+    assert lane["raw_equal"] is True
+    assert lane["arguments"] == []
+
+
+def test_a_different_value_is_named_by_its_path() -> None:
+    a = sse(*weather('{"city": "Paris", "unit": "C"}'), finish())
+    b = sse(*weather('{"city": "Lyon", "unit": "C"}'), finish())
+    diff = diff_of(a, b)
+    assert diff["identical"] is False
+    (lane,) = diff["lanes"]
+    assert lane["raw_first_difference"] == 10
+    assert lane["arguments"] == [{"path": "$.city", "change": "changed", "a": "Paris", "b": "Lyon"}]
+
+
+def test_an_extra_lane_is_one_sided() -> None:
+    a = sse(*weather("{}"), finish())
+    b = sse(*weather("{}"), call(1, "call_2", "get_time", "{}"), finish())
+    diff = diff_of(a, b)
+    assert diff["identical"] is False
+    assert [lane["index"] for lane in diff["lanes"]] == [0, 1]
+    assert diff["lanes"][0]["identical"] is True
+    extra = diff["lanes"][1]
+    assert (extra["only_in"], extra["name"], extra["id"]) == ("b", "get_time", "call_2")
+    assert (extra["arguments"], extra["error"], extra["fragments"]) == ({}, None, 1)
+
+
+def test_an_anomaly_on_one_side_is_a_difference() -> None:
+    a = sse(*weather('{"city": "Paris"}'), finish())
+    b = sse(*weather('{"city": "Paris"}'), call(0, "call_1", "get_weather"), finish())
+    diff = diff_of(a, b)
+    assert diff["identical"] is False
+    only_b = diff["lanes"][0]["anomalies"]["only_b"]
+    assert {(x["kind"], x["index"]) for x in only_b} == {("id-repeated", 0), ("name-repeated", 0)}
+    assert diff["lanes"][0]["anomalies"]["only_a"] == []
+
+
+def test_new_call_ids_are_reported_but_not_a_difference() -> None:
+    diff = diff_of(sse(*weather("{}"), finish()), sse(*weather("{}", call_id="call_9"), finish()))
+    assert diff["identical"] is True
+    assert diff["lanes"][0]["ids"] == {"a": "call_1", "b": "call_9"}
+
+
+def test_stream_facts_and_text_are_compared() -> None:
+    a = sse(text("Looking it up."), *weather("{}"), finish())
+    b = sse(text("Looking up."), *weather("{"), done=False)
+    diff = diff_of(a, b)
+    assert diff["identical"] is False
+    assert diff["status"] == {"a": "finished", "b": "truncated"}
+    assert diff["finish_reason"] == {"a": "tool_calls", "b": None}
+    assert "dialect" not in diff
+    assert diff["text"] == {"equal": False, "first_difference": 8, "length_a": 14, "length_b": 11}
+    lane = diff["lanes"][0]
+    assert lane["arguments"] is None
+    assert lane["parse_errors"]["a"] is None
+    assert "before the finish" in lane["parse_errors"]["b"]
+
+
+def test_the_same_truncated_stream_twice_is_identical() -> None:
+    body = sse(*weather('{"city": "Par'), done=False)
+    assert diff_of(body, body)["identical"] is True
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+SAME_A = sse(text("Checking."), *weather('{"city":', ' "北京"}'), finish())
+SAME_B = sse(text("Checking."), *weather('{"ci', 'ty": "北', '京"}', call_id="call_2"), finish())
+OTHER = sse(text("Checking."), *weather('{"city": "上海"}'), finish())
+
+
+def write(path: Path, body: bytes) -> Path:
+    path.write_bytes(body)
+    return path
+
+
+def record(path: Path, body: bytes, reads: int = 3) -> Path:
+    """`body` as `Recorder` writes it, in `reads` reads, with its timing file."""
+    recorder = Recorder(path, "stub:test")
+    recorder.write(ResponseHead(status=200, content_type="text/event-stream"))
+    step = len(body) // reads + 1
+    for number, start in enumerate(range(0, len(body), step)):
+        recorder.write(BodyChunk(body[start : start + step], number * 0.01))
+    recorder.close()
+    return path
+
+
+def headless(
+    capsys: pytest.CaptureFixture[str], a: Path, b: Path, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    code = main_diff([str(a), str(b), "--headless", *extra])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_identical_recordings_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, diff = headless(
+        capsys, write(tmp_path / "a.sse", SAME_A), write(tmp_path / "b.sse", SAME_B)
+    )
+    assert code == 0
+    assert diff["identical"] is True
+    assert diff["sources"] == {"a": str(tmp_path / "a.sse"), "b": str(tmp_path / "b.sse")}
+    assert diff["lanes"][0]["boundaries_only_b"] == [4, 11]  # characters, not bytes
+
+
+def test_different_recordings_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = write(tmp_path / "a.sse", SAME_A)
+    code, diff = headless(capsys, a, write(tmp_path / "b.sse", OTHER), "--dialect", "openai-chat")
+    assert code == 1
+    (change,) = diff["lanes"][0]["arguments"]
+    assert change == {"path": "$.city", "change": "changed", "a": "北京", "b": "上海"}
+
+
+def test_recordings_with_timing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = record(tmp_path / "a.sse", SAME_A, reads=2)
+    b = record(tmp_path / "b.sse", SAME_B, reads=7)
+    assert (tmp_path / "b.sse.timing.jsonl").exists()
+    code, diff = headless(capsys, a, b)
+    assert (code, diff["identical"]) == (0, True)
+
+
+def test_model_text_cannot_steer_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = sse(*weather('{"city": "\\u001b[31mred\\u009b"}'), finish())
+    code = main_diff(
+        [str(write(tmp_path / "a.sse", SAME_A)), str(write(tmp_path / "b", hostile)), "--headless"]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "\x1b" not in out and "\x9b" not in out
+    assert json.loads(out)["lanes"][0]["arguments"][0]["b"] == "\x1b[31mred\x9b"
+
+
+def test_unreadable_recording_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write(tmp_path / "a.sse", SAME_A)
+    missing = tmp_path / "missing.sse"
+    assert main_diff([str(a), str(missing), "--headless"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert (
+        captured.err == f"toolstream-tui diff: cannot read {missing}: no such file or directory\n"
+    )
+
+
+def test_broken_timing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = write(tmp_path / "a.sse", SAME_A)
+    (tmp_path / "a.sse.timing.jsonl").write_text("{not json\n", encoding="utf-8")
+    assert main_diff([str(a), str(a), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("toolstream-tui diff: cannot read recording")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_runs_as_a_module_without_importing_textual(tmp_path: Path) -> None:
+    a, b = write(tmp_path / "a.sse", SAME_A), write(tmp_path / "b.sse", OTHER)
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['x', {str(a)!r}, {str(b)!r}, '--headless']\n"
+        "try:\n"
+        "    runpy.run_module('toolstream_tui.commands.diff', run_name='__main__')\n"
+        "except SystemExit as exit:\n"
+        "    print([n for n in sys.modules if n.startswith('textual')], file=sys.stderr)\n"
+        "    raise\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8", check=False
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip() == "[]"
+    assert json.loads(result.stdout)["identical"] is False
+
+
+def test_python_dash_m_runs_the_diff_command(tmp_path: Path) -> None:
+    a, b = write(tmp_path / "a.sse", SAME_A), write(tmp_path / "b.sse", SAME_B)
+    result = subprocess.run(
+        [sys.executable, "-m", "toolstream_tui.commands.diff", str(a), str(b), "--headless"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["identical"] is True
+
+
+def test_two_runs_of_one_request_cut_differently_are_identical(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    """Through the console script: two recordings of `parallel`, the body cut into
+    different random writes, differ in their fragment boundaries only."""
+    recordings = []
+    for seed in (1, 2):
+        path = tmp_path / f"run{seed}.sse"
+        with StubServer("parallel", split="random", seed=seed, speed=0) as server:
+            assert cli("--headless", "--url", server.url, "--record", str(path)).returncode == 0
+        recordings.append(str(path))
+    same = cli("diff", *recordings, "--headless")
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["identical"] is True
+    other = tmp_path / "other.sse"
+    with StubServer("name-repeated", speed=0) as server:
+        cli("--headless", "--url", server.url, "--record", str(other))
+    different = cli("diff", recordings[0], str(other), "--headless")
+    assert different.returncode == 1
+    assert json.loads(different.stdout)["identical"] is False
+
+
+# -- the app -----------------------------------------------------------------------------
+
+
+SNAP_A = sse(
+    text("Checking the weather and the time."),
+    *weather('{"city": "北京", ', '"unit": "celsius", "days": 3}'),
+    call(1, "call_t1", "get_time", '{"tz": "Asia/Shanghai"}'),
+    finish(),
+)
+SNAP_B = sse(
+    text("Checking the weather."),
+    *weather('{"ci', 'ty": "北京", "unit": "fahr', 'enheit", "hourly": true}', call_id="call_9"),
+    call(1, "call_t2", "get_time", '{"tz": '),
+    call(1, "call_t2", "get_time", '"Asia/Shanghai"}'),
+    call(2, "call_n", "get_news", '{"topic": "\\u001b[31m[b]weather[/b]"}'),
+    finish(),
+)
+
+
+async def wait_loaded(pilot: Pilot[Any]) -> None:
+    from toolstream_tui.app.diff_app import DiffApp
+
+    app = pilot.app
+    assert isinstance(app, DiffApp)
+    await asyncio.wait_for(app.loaded.wait(), 10)
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+
+
+def test_diff_app(snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Header `a.sse vs b.sse · different (stream, 3 of 3 lanes)`. A stream panel:
+    status, dialect and finish reason the same, text differs from char 20.
+    #0 get_weather (amber): new id "(not a difference)", cut differently with
+    the one-sided cuts listed, then `- $.days 3`, `+ $.hourly true`,
+    `~ $.unit "celsius" → "fahrenheit"`. #1 get_time (amber): equal arguments,
+    id-repeated and name-repeated only in B. #2 get_news (red) only in B, its
+    arguments as JSON: the ESC shown as \\u001b and `[b]` printed, not bold."""
+    from toolstream_tui.app.diff_app import DiffApp
+
+    monkeypatch.chdir(tmp_path)  # relative paths keep the header the same on every machine
+    diff = diff_recordings(write(Path("a.sse"), SNAP_A), write(Path("b.sse"), SNAP_B))
+    app = DiffApp(diff, exit_code_of(diff))
+    app.animation_level = "none"
+    assert snap_compare(app, terminal_size=(100, 30), run_before=wait_loaded)
+
+
+async def test_q_quits_with_the_diff_exit_code() -> None:
+    from toolstream_tui.app.diff_app import DiffApp
+
+    diff = diff_of(SAME_A, OTHER)  # by hand: asyncio.run cannot run inside this test's loop
+    app = DiffApp(diff, exit_code_of(diff))
+    async with app.run_test() as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("q")
+    assert app.return_value == 1
+
+
+async def test_sigterm_quits_the_diff_as_a_shell_reports_it() -> None:
+    """`kill` quits the app (the terminal given back) with 143, not the diff's code."""
+    from toolstream_tui.app.diff_app import DiffApp
+
+    diff = diff_of(SAME_A, OTHER)
+    app = DiffApp(diff, exit_code_of(diff))
+    async with app.run_test() as pilot:
+        await wait_loaded(pilot)
+        os.kill(os.getpid(), signal.SIGTERM)  # handled on this loop while the app runs
+        await pilot.pause()
+    assert app.return_value == 128 + signal.SIGTERM

@@ -1,0 +1,80 @@
+"""`--fail-on KINDS`: the headless run as a stream linter for CI."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.helpers.cli import CliRunner
+from tests.helpers.docs_pages import docs_page, section
+from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
+
+
+def test_a_named_anomaly_fails_the_run_with_exit_3(cli: CliRunner) -> None:
+    result = cli(
+        "--headless", "--scenario", "name-repeated", "--speed", "0", "--fail-on", "name-repeated"
+    )
+    assert result.returncode == 3
+    assert "--fail-on: name-repeated on call 0" in result.stderr
+
+
+def test_kinds_that_did_not_occur_pass(cli: CliRunner) -> None:
+    result = cli(
+        "--headless",
+        "--scenario",
+        "name-repeated",
+        "--speed",
+        "0",
+        "--fail-on",
+        "id-late,index-gap",
+    )
+    assert result.returncode == 0
+    assert "--fail-on" not in result.stderr
+
+
+@pytest.mark.parametrize(("scenario", "code"), [("weather", 0), ("finish-stop-with-tools", 3)])
+def test_any_fails_on_every_kind(cli: CliRunner, scenario: str, code: int) -> None:
+    result = cli("--headless", "--scenario", scenario, "--speed", "0", "--fail-on", "any")
+    assert result.returncode == code
+
+
+def test_a_worse_verdict_keeps_its_own_exit_code(cli: CliRunner) -> None:
+    result = cli("--headless", "--scenario", "truncated", "--speed", "0", "--fail-on", "any")
+    assert result.returncode == EXIT_INCOMPLETE, "truncated keeps its code"
+    assert "--fail-on: unterminated-event" in result.stderr
+
+
+def test_repeated_options_add_up(cli: CliRunner) -> None:
+    result = cli(
+        "--headless", "--scenario", "schema-mismatch", "--speed", "0",
+        "--fail-on", "index-gap", "--fail-on", "unknown-tool",
+    )  # fmt: skip
+    assert result.returncode == EXIT_INCOMPLETE, "schema errors count like parse errors"
+    assert "--fail-on: unknown-tool on call 2" in result.stderr
+
+
+def test_an_unknown_kind_is_a_usage_error(cli: CliRunner) -> None:
+    result = cli("--headless", "--scenario", "weather", "--fail-on", "name-repaeted")
+    assert result.returncode == 2
+    assert "unknown anomaly kind 'name-repaeted'; see --list-anomalies" in result.stderr
+    assert result.stdout == ""
+
+
+def test_without_headless_it_is_a_usage_error(cli: CliRunner) -> None:
+    result = cli("--scenario", "weather", "--fail-on", "any")
+    assert result.returncode == 2
+    assert "--fail-on works with --headless" in result.stderr
+
+
+def test_list_anomalies_prints_every_kind(cli: CliRunner) -> None:
+    result = cli("--list-anomalies")
+    assert result.stdout.split() == sorted(ANOMALY_KINDS)
+
+
+def test_the_docs_explain_every_kind_and_no_other() -> None:
+    table = section(docs_page("reference/anomalies.md"), "## What each kind means")
+    documented = set(re.findall(r"^\|.*?\|", table, flags=re.M))
+    kinds = {kind for row in documented for kind in re.findall(r"`([a-z0-9-]+)`", row)}
+    assert kinds == ANOMALY_KINDS

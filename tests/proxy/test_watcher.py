@@ -1,0 +1,269 @@
+"""A watcher that stops reading (a paused terminal, a stuck or stopped process) or
+dies never slows or breaks a client: the forwarder holds at most --watch-buffer
+for it, drops the rest for the watcher only (each such request then says so with
+a `watch-gap`), records every byte itself, and outlives a killed watcher only
+until the requests in flight have ended."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.commands.test_proxy import proxy_process
+from tests.helpers.docs_pages import docs_page
+from tests.helpers.proxy import WAIT_S
+from toolstream_stubs import StubServer, load_scenario
+from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
+from toolstream_tui.proxy import forwarder
+from toolstream_tui.proxy.forwarder import WATCHER_GONE, PipeFeed
+from toolstream_tui.proxy.requests import WATCH_GAP
+from toolstream_tui.proxy.server import (
+    SHUTDOWN_GRACE_S,
+    TAP_CAP_BYTES,
+    Exchange,
+    Note,
+    TapEnd,
+    WatchGap,
+    frame,
+)
+from toolstream_tui.sources.base import BodyChunk, ResponseHead
+
+HUGE = load_scenario("huge-args").rendered  # 6 MB
+WATCH_BUFFER = 1 << 20
+REQUESTS = 8  # 49 MB: far past the buffer
+RSS_SLACK = 24 << 20  # what the forwarder may grow by besides the buffer (it held all: 49 MB)
+
+
+class PausedPipe:
+    """A pipe that takes nothing: the watcher is stopped."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def paused_feed(cap: int) -> PipeFeed:
+    feed = PipeFeed(cap)
+    feed.transport = PausedPipe()  # type: ignore[assignment]
+    feed.pause_writing()
+    return feed
+
+
+def held_frames(feed: PipeFeed) -> list[bytes]:
+    feed.resume_writing()
+    assert isinstance(feed.transport, PausedPipe)
+    return feed.transport.writes
+
+
+async def test_the_tap_keeps_body_up_to_its_cap_and_counts_the_rest() -> None:
+    first, second, third = (
+        BodyChunk(b"a" * 100, 0.1),
+        BodyChunk(b"b" * 50, 0.2),
+        BodyChunk(b"c", 0.3),
+    )
+    exactly = len(frame(1, first)) + len(second.data)
+    for cap, kept, dropped_from in (
+        (exactly, [first, second], third),
+        (exactly - 1, [first], second),
+    ):
+        feed = paused_feed(cap)
+        for chunk in (first, second, third):
+            feed.put(1, chunk)
+        feed.put(1, TapEnd(0.4, 151))
+        gap = WatchGap(151 - sum(len(chunk.data) for chunk in kept), dropped_from.t)
+        expected = [frame(1, item) for item in [*kept, gap, TapEnd(0.4, 151)]]
+        assert held_frames(feed) == [b"".join(expected)], cap
+
+
+async def test_a_request_past_the_cap_keeps_its_head_and_end_and_its_body_stays_dropped() -> None:
+    """Once a body has a hole, what comes after it is not kept either (a core cannot
+    read past a hole), even when there is room again; another request's body is."""
+    head = ResponseHead(200, "text/event-stream", t=0.0)
+    feed = paused_feed(len(frame(1, head)) + 10)
+    feed.put(1, head)
+    feed.put(1, BodyChunk(b"x" * 11, 0.1))
+    feed.put(2, BodyChunk(b"y" * 5, 0.2))
+    feed.put(1, BodyChunk(b"z", 0.3))
+    feed.put(1, TapEnd(0.4, 12))
+    wire = [frame(1, head), frame(2, BodyChunk(b"y" * 5, 0.2))]
+    wire += [frame(1, WatchGap(12, 0.1)), frame(1, TapEnd(0.4, 12))]
+    assert held_frames(feed) == [b"".join(wire)]
+
+
+async def test_a_request_body_past_the_cap_is_not_kept_for_the_watcher() -> None:
+    feed = paused_feed(100)
+    exchange = Exchange("POST", "/v1/x", "http://h/v1/x", {}, b"{" * 101, 1.0, 2.0)
+    feed.put(1, exchange)
+    note = "the request body (101 bytes) was not kept for the watcher, which had fallen behind"
+    wire = frame(1, Exchange("POST", "/v1/x", "http://h/v1/x", {}, b"", 1.0, 2.0))
+    assert held_frames(feed) == [wire + frame(1, Note(note))]
+
+
+def test_watch_gap_is_a_registered_kind() -> None:
+    assert WATCH_GAP in ANOMALY_KINDS
+
+
+def memory_of(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (the peak) of a process, in bytes."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0]) * 1024
+    return fields
+
+
+def kinds(line: dict[str, Any]) -> list[str]:
+    return [anomaly["kind"] for anomaly in line["anomalies"]]
+
+
+def test_a_stopped_watcher_costs_clients_nothing_and_the_forwarder_at_most_its_buffer(
+    tmp_path: Path,
+) -> None:
+    with (
+        StubServer("huge-args", speed=0) as stub,
+        proxy_process(
+            "--upstream", stub.base_url, "--headless", "--record-dir", str(tmp_path),
+            "--watch-buffer", str(WATCH_BUFFER),
+        ) as proxy,
+    ):  # fmt: skip
+        [forwarder] = proxy.forwarders
+        warm_up = proxy.send("/v1/chat/completions")  # the forwarder has loaded all it uses
+        before = memory_of(forwarder)["VmRSS"]
+        os.kill(proxy.process.pid, signal.SIGSTOP)
+        try:
+            bodies = [proxy.send("/v1/chat/completions").content for _ in range(REQUESTS)]
+            peak = memory_of(forwarder)["VmHWM"]
+        finally:
+            os.kill(proxy.process.pid, signal.SIGCONT)
+        proxy.process.send_signal(signal.SIGTERM)
+        code = proxy.wait()
+    assert code == 0, proxy.stderr
+    assert [warm_up.content, *bodies] == [HUGE] * (REQUESTS + 1)
+    assert peak - before < WATCH_BUFFER + RSS_SLACK, (before, peak)
+    lines = proxy.lines
+    assert len(lines) == REQUESTS + 1
+    gapped = [line for line in lines if WATCH_GAP in kinds(line)]
+    assert gapped, "the watcher cannot have followed 49 MB through a 1 MB buffer"
+    for line in lines:
+        assert line["forwarded_bytes"] == len(HUGE)
+    for line in gapped:
+        [gap] = [a for a in line["anomalies"] if a["kind"] == WATCH_GAP]
+        dropped = int(gap["detail"].split(" missed ", 1)[1].split()[0])
+        assert dropped + line["bytes"] == len(HUGE), "what was not watched is counted"
+        assert line["status"] == "truncated"
+    recordings = sorted(tmp_path.glob("*.sse"))
+    assert [path.read_bytes() for path in recordings] == [HUGE] * (REQUESTS + 1)
+
+
+def test_a_killed_watcher_lets_the_stream_in_flight_end_then_the_forwarder_exits() -> None:
+    """SIGKILL to the watcher 1 event into a paced stream: the client gets the
+    whole stream, then the forwarder (in a session of its own) says why it stops
+    and stops."""
+    weather = load_scenario("weather")
+    first_sent, killed = threading.Event(), threading.Event()
+
+    def hold_until_killed(k: int) -> None:
+        if k == 1:
+            first_sent.set()
+            killed.wait(WAIT_S)
+
+    with (
+        StubServer("weather", speed=0, before_event=hold_until_killed) as stub,
+        proxy_process("--upstream", stub.base_url, "--headless") as proxy,
+    ):
+        [forwarder] = proxy.forwarders
+        received: list[bytes] = []
+
+        def pull() -> None:
+            with (
+                httpx.Client(timeout=WAIT_S, trust_env=False) as http,
+                http.stream("POST", proxy.url + "/v1/chat/completions") as response,
+            ):
+                received.extend(response.iter_raw())
+
+        client = threading.Thread(target=pull)
+        client.start()
+        assert first_sent.wait(WAIT_S)
+        proxy.process.kill()
+        proxy.process.wait(WAIT_S)
+        assert wait_until_refused(proxy.url), "the forwarder went on taking connections"
+        killed.set()  # the rest of the stream, now that the forwarder is stopping
+        client.join(WAIT_S)
+        assert wait_for_exit(forwarder)
+        proxy.wait()
+    assert b"".join(received) == weather.rendered
+    assert WATCHER_GONE.format(drain=5) in proxy.stderr
+
+
+def wait_until_refused(url: str) -> bool:
+    """Until the proxy's port refuses connections (its listening socket is closed)."""
+    host, port = httpx.URL(url).host, httpx.URL(url).port
+
+    async def poll() -> None:
+        while True:
+            try:
+                _, writer = await asyncio.open_connection(host, port)
+            except ConnectionRefusedError:
+                return
+            writer.close()
+            await asyncio.sleep(0.05)
+
+    try:
+        asyncio.run(asyncio.wait_for(poll(), WAIT_S))
+    except TimeoutError:
+        return False
+    return True
+
+
+def wait_for_exit(pid: int) -> bool:
+    """Until `pid` (not our child) is gone or a zombie."""
+
+    async def poll() -> None:
+        while (path := Path(f"/proc/{pid}/stat")).exists():
+            if path.read_text().rpartition(")")[2].split()[0] == "Z":
+                return
+            await asyncio.sleep(0.05)
+
+    try:
+        asyncio.run(asyncio.wait_for(poll(), WAIT_S))
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_the_documented_buffer_and_drain_are_the_defaults() -> None:
+    page = docs_page("proxy-under-load.md")
+    assert f"| `--watch-buffer BYTES` | {TAP_CAP_BYTES} ({TAP_CAP_BYTES >> 20} MiB) |" in page
+    assert f"| `--drain SECONDS` | {SHUTDOWN_GRACE_S:g} |" in page
+
+
+async def test_the_allocator_is_trimmed_once_the_watcher_caught_up_with_a_backlog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trimmed = threading.Event()
+    monkeypatch.setattr(forwarder, "release_freed_memory", trimmed.set)
+    feed = paused_feed(TAP_CAP_BYTES)
+    feed.put(1, BodyChunk(b"x" * forwarder.LAGGED_BYTES, 0.0))
+    feed.resume_writing()  # writes the backlog; the pipe takes it
+    assert not trimmed.is_set()
+    feed.resume_writing()  # nothing left: caught up
+    assert trimmed.wait(WAIT_S)
+    trimmed.clear()
+    feed.put(1, BodyChunk(b"small", 0.1))
+    feed.pause_writing()
+    feed.resume_writing()
+    feed.resume_writing()
+    assert not trimmed.wait(0.2), "only after a backlog"

@@ -1,0 +1,221 @@
+"""Keys go where each provider expects them, and nowhere else: not in recordings,
+reports, error messages, the raw log or screenshots."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.apps import frozen_clock, wait_settled
+from tests.helpers.cli import CliRunner
+from toolstream_stubs import StubServer
+from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.options import WatchOptions
+from toolstream_tui.sources.base import BodyChunk, SourceItem
+from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.sources.secrets import (
+    ANTHROPIC_VERSION,
+    REDACTED,
+    MissingKey,
+    Redactor,
+    auth_headers,
+)
+
+SECRET = "sk-test-9f8e7d6c5b4a3210"
+
+
+def test_bearer_for_openai_style_endpoints() -> None:
+    headers = auth_headers("http://127.0.0.1:1/v1/chat/completions", None, "KEY", {"KEY": SECRET})
+    assert headers == {"Authorization": f"Bearer {SECRET}"}
+
+
+@pytest.mark.parametrize(
+    ("url", "dialect"),
+    [("http://127.0.0.1:1/v1/messages", None), ("http://127.0.0.1:1/proxy", "anthropic")],
+)
+def test_x_api_key_for_anthropic(url: str, dialect: str | None) -> None:
+    headers = auth_headers(url, dialect, "KEY", {"KEY": SECRET})
+    assert headers == {"x-api-key": SECRET, "anthropic-version": ANTHROPIC_VERSION}
+
+
+def test_well_known_hosts_use_the_usual_variable_and_others_get_nothing() -> None:
+    environ = {"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
+    openai = auth_headers("https://api.openai.com/v1/responses", None, None, environ)
+    anthropic = auth_headers("https://api.anthropic.com/v1/messages", None, None, environ)
+    local = auth_headers("http://127.0.0.1:8765/v1/chat/completions", None, None, environ)
+    assert openai == {"Authorization": "Bearer sk-openai"}
+    assert anthropic["x-api-key"] == "sk-ant"
+    assert local == {}
+
+
+GEMINI = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
+BEDROCK = "https://bedrock-runtime.eu-west-3.amazonaws.com/model/m/converse-stream"
+
+
+@pytest.mark.parametrize(
+    ("url", "environ", "expected"),
+    [
+        (
+            f"{GEMINI}:streamGenerateContent?alt=sse",
+            {"GEMINI_API_KEY": "g1"},
+            {"x-goog-api-key": "g1"},
+        ),
+        # google-genai prefers GOOGLE_API_KEY when both are set
+        (
+            f"{GEMINI}:streamGenerateContent",
+            {"GEMINI_API_KEY": "g1", "GOOGLE_API_KEY": "g2"},
+            {"x-goog-api-key": "g2"},
+        ),
+        (BEDROCK, {"AWS_BEARER_TOKEN_BEDROCK": "b1"}, {"Authorization": "Bearer b1"}),
+        ("https://api.cohere.com/v2/chat", {"CO_API_KEY": "c1"}, {"Authorization": "Bearer c1"}),
+        ("http://localhost:11434/api/chat", {"CO_API_KEY": "c1", "GEMINI_API_KEY": "g"}, {}),
+        (
+            "https://bedrock-runtime.amazonaws.com.evil.example/model/m",
+            {"AWS_BEARER_TOKEN_BEDROCK": "b"},
+            {},
+        ),
+    ],
+)
+def test_each_provider_gets_its_usual_variable_in_its_header(
+    url: str, environ: dict[str, str], expected: dict[str, str]
+) -> None:
+    assert auth_headers(url, None, None, environ) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "dialect"),
+    [
+        ("http://127.0.0.1:1/v1beta/models/m:streamGenerateContent", None),
+        ("http://127.0.0.1:1/anything", "gemini"),
+    ],
+)
+def test_a_named_key_goes_to_gemini_as_x_goog_api_key(url: str, dialect: str | None) -> None:
+    assert auth_headers(url, dialect, "KEY", {"KEY": SECRET}) == {"x-goog-api-key": SECRET}
+
+
+def test_vertex_paths_take_a_bearer_token() -> None:
+    url = "https://aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google/models/m:streamGenerateContent"
+    assert auth_headers(url, None, "KEY", {"KEY": SECRET}) == {"Authorization": f"Bearer {SECRET}"}
+
+
+def test_a_named_variable_that_is_not_set_is_an_error() -> None:
+    with pytest.raises(MissingKey, match="NOPE is not set"):
+        auth_headers("http://127.0.0.1:1/v1/chat/completions", None, "NOPE", {})
+
+
+def test_redactor_covers_headers_query_and_text() -> None:
+    redactor = Redactor([SECRET, "k"])  # one-letter values would redact ordinary text
+    assert redactor.headers({"Authorization": f"Bearer {SECRET}", "X-Trace": "k"}) == {
+        "Authorization": REDACTED,
+        "X-Trace": "k",
+    }
+    url = redactor.url(f"http://h/v1/x?key={SECRET}&alt=sse")
+    assert SECRET not in url and "alt=sse" in url
+    assert redactor.text(f"said {SECRET}.") == f"said {REDACTED}."
+
+
+async def collect(items: list[SourceItem], redactor: Redactor) -> bytes:
+    async def source():  # type: ignore[no-untyped-def]
+        for item in items:
+            yield item
+
+    return b"".join(
+        [item.data async for item in redactor.stream(source()) if isinstance(item, BodyChunk)]
+    )
+
+
+@pytest.mark.parametrize("cut", range(1, len(SECRET)))
+def test_a_secret_split_across_reads_is_still_redacted(cut: int) -> None:
+    body = f"data: echo {SECRET} end\n\n".encode()
+    at = body.index(SECRET.encode()) + cut
+    chunks: list[SourceItem] = [BodyChunk(body[:at], 0.0), BodyChunk(body[at:], 0.1)]
+    data = asyncio.run(collect(chunks, Redactor([SECRET])))
+    assert data == f"data: echo {REDACTED} end\n\n".encode()
+
+
+def test_nothing_is_held_back_when_no_secret_could_start() -> None:
+    chunks: list[SourceItem] = [BodyChunk(b"data: x\n\n", 0.0)]
+    assert asyncio.run(collect(chunks, Redactor([SECRET]))) == b"data: x\n\n"
+
+
+def test_no_secret_reaches_report_recording_or_stderr(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stub's http-401-echo scenario echoes the key it received, as some servers do."""
+    monkeypatch.setenv("STUB_KEY", SECRET)
+    recording = tmp_path / "echo.sse"
+    with StubServer("http-401-echo", speed=0) as server:
+        result = cli(
+            "--headless",
+            "--url",
+            server.url + f"?key={SECRET}",
+            "--api-key-env",
+            "STUB_KEY",
+            "--record",
+            str(recording),
+        )
+        (request,) = server.requests
+    assert request.headers["Authorization"] == f"Bearer {SECRET}"
+    report = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert f"Incorrect API key provided: {REDACTED}" in report["error"]
+    timing = recording.with_name(recording.name + ".timing.jsonl")
+    everything = result.stdout + result.stderr + recording.read_text() + timing.read_text()
+    assert SECRET not in everything
+    recorded_request = json.loads(timing.read_text().splitlines()[1])["request"]
+    assert recorded_request["headers"]["Authorization"] == REDACTED
+    assert recorded_request["method"] == "GET"
+
+
+def screen_text(svg: str) -> str:
+    """The characters an SVG screenshot shows, in order: the text of its `<text>`
+    elements joined (a styled run of a line is an element of its own), entities
+    such as `&#160;` decoded, no-break spaces as spaces."""
+    texts = re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.DOTALL)
+    return html.unescape("".join(texts)).replace("\xa0", " ")
+
+
+async def test_no_secret_reaches_the_screen() -> None:
+    with StubServer("http-401-echo", speed=0) as server:
+        request = HttpRequest(
+            url=server.url, headers={"Authorization": f"Bearer {SECRET}"}, timeout=10
+        )
+        app = ToolstreamApp(
+            HttpSource(request, clock=frozen_clock), WatchOptions(clock=frozen_clock)
+        )
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_settled(app)
+            await pilot.press("l")
+            await pilot.pause()
+            svg = app.export_screenshot()
+            exported = app.session.state.error or ""
+    shown = screen_text(svg)
+    assert "Incorrect API key provided" in shown
+    assert SECRET not in shown
+    assert SECRET not in "".join(shown.split())  # nor cut across lines by wrapping
+    assert SECRET not in exported
+
+
+def test_missing_stream_flag_is_pointed_out_before_sending(cli: CliRunner, tmp_path: Path) -> None:
+    body = tmp_path / "request.json"
+    body.write_text('{"model": "m", "messages": []}', encoding="utf-8")
+    with StubServer("weather", speed=0) as server:
+        result = cli("--headless", "--url", server.url, "-d", f"@{body}")
+    assert 'does not set "stream": true' in result.stderr
+    assert result.returncode == 0
+
+
+def test_without_a_secret_the_items_pass_untouched() -> None:
+    """No cost per read or per event when the request carried no secret."""
+
+    async def source():  # type: ignore[no-untyped-def]
+        yield BodyChunk(b"data: x\n\n", 0.0)
+
+    items = source()
+    assert Redactor([]).stream(items) is items
+    assert Redactor(["k"]).stream(items) is items  # too short to be a secret

@@ -1,0 +1,81 @@
+"""Repro bundles: the recording, the report, a picture of the screen and a README,
+written by key `b` in the app and by `--bundle DIR`, headless or not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers.apps import make_app, wait_settled
+from tests.helpers.cli import CliRunner
+from tests.helpers.streaming import assert_close_timing, untimed
+from toolstream_stubs import StubServer
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
+
+SIZE = (120, 36)
+BUNDLE_FILES = {"stream.sse", "stream.sse.timing.jsonl", "report.json", "screen.svg", "README.md"}
+
+
+def bundle_files(directory: Path) -> set[str]:
+    return {path.name for path in directory.iterdir()}
+
+
+def test_headless_bundle_replays_to_its_own_report(cli: CliRunner, tmp_path: Path) -> None:
+    bundle = str(tmp_path / "repro")
+    watched = cli(
+        "--headless", "--scenario", "schema-mismatch", "--speed", "0", "--bundle", str(bundle)
+    )
+    assert watched.returncode == EXIT_INCOMPLETE
+    assert f"repro bundle written to {bundle}" in watched.stderr
+    assert bundle_files(Path(bundle)) == BUNDLE_FILES
+    report = json.loads((Path(bundle) / "report.json").read_text(encoding="utf-8"))
+    assert untimed(report) == untimed(json.loads(watched.stdout))
+    replayed = cli("--headless", "--replay", f"{bundle}/stream.sse", "--speed", "0")
+    again = json.loads(replayed.stdout)
+    assert replayed.returncode == watched.returncode
+    del again["source"], report["source"]
+    assert untimed(again) == untimed(report)
+    assert_close_timing(again["timing"], report["timing"])
+    assert again["declared_tools"] == ["get_weather", "get_time"], "the request travels too"
+    readme = (Path(bundle) / "README.md").read_text(encoding="utf-8")
+    assert "status: **finished**" in readme and "`unknown-tool` x1" in readme
+    assert "toolstream-tui --replay stream.sse" in readme
+    screen = (Path(bundle) / "screen.svg").read_text(encoding="utf-8")
+    assert "get_weather" in screen and "schema" in screen
+
+
+def test_a_bundle_that_cannot_be_written_says_so(cli: CliRunner, tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    target = str(blocked / "x")
+    result = cli("--headless", "--scenario", "weather", "--speed", "0", "--bundle", target)
+    assert result.returncode == 0, "the watch itself went fine"
+    assert f"cannot write bundle to {target}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert json.loads(result.stdout)["status"] == "finished"
+
+
+async def test_key_b_writes_a_bundle_of_the_screen_as_it_is(
+    app_stub: StubServer, tmp_path: Path
+) -> None:
+    app = make_app(app_stub, "parallel", output_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        await pilot.press("b")
+    (bundle,) = tmp_path.iterdir()
+    assert bundle.name.startswith("toolstream-bundle-")
+    assert bundle_files(bundle) == BUNDLE_FILES
+    assert (bundle / "stream.sse").read_bytes().startswith(b"data: ")
+    assert "get_weather" in (bundle / "screen.svg").read_text(encoding="utf-8")
+
+
+async def test_bundle_option_writes_once_the_stream_is_on_screen(
+    app_stub: StubServer, tmp_path: Path
+) -> None:
+    app = make_app(app_stub, "weather", bundle=tmp_path / "repro")
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+    report = json.loads((tmp_path / "repro" / "report.json").read_text(encoding="utf-8"))
+    assert report["tool_calls"][0]["arguments"] == {"location": "Beijing"}
+    screen = (tmp_path / "repro" / "screen.svg").read_text(encoding="utf-8")
+    assert "get_weather" in screen, "the picture shows the finished lane, not an earlier frame"
