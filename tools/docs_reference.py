@@ -176,14 +176,14 @@ def scenarios_reference() -> str:
 # -- keys -----------------------------------------------------------------------------------
 def screens() -> dict[str, list[Any]]:
     """Each screen's key bindings, the app's own first (as Textual looks them up)."""
-    from toolstream_tui.app.app import ToolstreamApp
-    from toolstream_tui.app.diff_app import DiffApp
-    from toolstream_tui.app.proxy_app import ProxyApp, RequestListScreen
-    from toolstream_tui.app.stream_screen import StreamScreen
+    from toolstream_tui.app.apps.diff import DiffApp
+    from toolstream_tui.app.apps.proxy import RequestListApp, RequestListScreen
+    from toolstream_tui.app.apps.watch import ToolstreamApp
+    from toolstream_tui.app.screens.stream import StreamScreen
 
     return {
         "stream": [*ToolstreamApp.BINDINGS, *StreamScreen.BINDINGS],
-        "proxy": [*ProxyApp.BINDINGS, *RequestListScreen.BINDINGS],
+        "proxy": [*RequestListApp.BINDINGS, *RequestListScreen.BINDINGS],
         "diff": list(DiffApp.BINDINGS),
     }
 

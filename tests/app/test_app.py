@@ -29,7 +29,7 @@ from tests.helpers.cli import CliRunner
 from tests.helpers.streaming import untimed
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.app.stream_screen import (
+from toolstream_tui.app.screens.stream import (
     BURST_EVENTS,
     TICK_SECONDS,
     StreamScreen,
@@ -39,8 +39,8 @@ from toolstream_tui.app.widgets.arguments_tree import ArgumentsTree
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.visible import inert
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.replay import ReplaySource
+from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (120, 40)
 MAX_STEPS = 1000  # a cursor that stops moving fails the loop stepping it, not CI

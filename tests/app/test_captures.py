@@ -20,13 +20,13 @@ from tests.sources.test_captures import DATA, SECRET, capture
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.screens.request import RequestScreen
-from toolstream_tui.app.stream_screen import StreamScreen
-from toolstream_tui.capture_list import capture_app, capture_log, fill, list_app
+from toolstream_tui.app.screens.stream import StreamScreen
+from toolstream_tui.commands.capture_list import capture_app, capture_log, fill, list_app
 from toolstream_tui.core import StreamState
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources import Limits
 from toolstream_tui.sources.captures import NOT_TIMED, CaptureSource
 from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (170, 30)
 
@@ -146,8 +146,8 @@ async def test_a_capture_of_one_stream_opens_as_a_recording(stub: StubServer) ->
 def test_the_app_is_the_one_the_command_line_opens(tmp_path: Path) -> None:
     """`--replay` on a capture of one stream builds the capture's source, with its
     notes for the app; on several, the list."""
-    from toolstream_tui.capturing import CaptureList
     from toolstream_tui.cli import build_parser, build_source
+    from toolstream_tui.commands.capturing import CaptureList
 
     args = build_parser().parse_args(["--replay", str(DATA / "playwright-one.har")])
     args.notice = None

@@ -11,12 +11,12 @@ from textual.app import App
 
 from tests.helpers.streaming import chunk, run, sse, tc
 from toolstream_tui.app.screens.inspector import FragmentList, InspectorScreen
-from toolstream_tui.app.stream_screen import StreamScreen
+from toolstream_tui.app.screens.stream import StreamScreen
 from toolstream_tui.core import StreamSession
 from toolstream_tui.core.visible import escaped
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.views import FragmentRows
-from toolstream_tui.watch import Watch
+from toolstream_tui.watching.options import WatchOptions
+from toolstream_tui.watching.stream import Watch
 
 SIZE = (120, 40)
 MANY = 100_000

@@ -12,9 +12,9 @@ from tests.helpers.apps import frozen_clock, make_app, wait_settled
 from tests.helpers.otlp_receiver import Receiver
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.otlp.export import OtlpExport
 from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (100, 30)
 

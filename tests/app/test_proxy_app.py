@@ -20,13 +20,13 @@ from textual.pilot import Pilot
 from tests.helpers.apps import SETTLE_TIMEOUT
 from tests.helpers.proxy import QUERY_KEY, SECRET_VALUES, SECRETS
 from toolstream_stubs import StubServer, load_scenario
-from toolstream_tui.app.proxy_app import ProxyApp, RequestListScreen, line_of
-from toolstream_tui.app.stream_screen import StreamScreen
+from toolstream_tui.app.apps.proxy import RequestListApp, RequestListScreen, line_of
+from toolstream_tui.app.screens.stream import StreamScreen
 from toolstream_tui.core import StreamSession
-from toolstream_tui.options import WatchOptions
-from toolstream_tui.proxy.requests import ProxyLog, RequestRecord
+from toolstream_tui.proxy.requests import RequestList, RequestRecord
 from toolstream_tui.proxy.server import ProxyConfig, ProxyServer
 from toolstream_tui.views import REQUEST_COLUMNS, column_widths, request_row
+from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (170, 30)
 
@@ -41,13 +41,13 @@ async def until(condition: Callable[[], bool], pilot: Pilot[Any]) -> None:
 
 @contextlib.asynccontextmanager
 async def proxy_app(
-    upstream: str, log: ProxyLog, options: WatchOptions | None = None
-) -> AsyncIterator[tuple[ProxyApp, str]]:
+    upstream: str, log: RequestList, options: WatchOptions | None = None
+) -> AsyncIterator[tuple[RequestListApp, str]]:
     """The request list over a real proxy to `upstream`: the app, and the proxy's URL."""
     config = ProxyConfig(upstream, port=0)
     server = ProxyServer(config, log.take, asyncio.get_running_loop()).start()
     try:
-        yield ProxyApp(log, server.url, upstream, options=options), server.url
+        yield RequestListApp(log, server.url, upstream, options=options), server.url
     finally:
         server.stop(force=True)
         await asyncio.to_thread(server.join, 30)
@@ -61,7 +61,7 @@ async def post(url: str, body: bytes = b"{}") -> bytes:
 
 
 async def test_requests_appear_live_and_open_in_the_stream_view(stub: StubServer) -> None:
-    log = ProxyLog(tapes=True)
+    log = RequestList(tapes=True)
     async with proxy_app(stub.base_url, log) as (app, url), app.run_test(size=SIZE) as pilot:
         screen = app.requests
         assert screen.empty.display, "no requests yet: says where to point the agent"
@@ -109,7 +109,7 @@ async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None
             asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(60)
 
     with StubServer("weather", speed=0, before_event=before_event) as held:
-        log = ProxyLog(tapes=True)
+        log = RequestList(tapes=True)
         try:
             async with (
                 proxy_app(held.base_url, log) as (app, url),
@@ -141,7 +141,7 @@ async def test_a_request_in_view_dropped_past_keep_still_shows_its_raw_log(
 ) -> None:
     """--keep forgets the oldest finished request while the user is looking at it:
     the view keeps what it shows, down to the raw events behind it."""
-    log = ProxyLog(tapes=True, keep=1)
+    log = RequestList(tapes=True, keep=1)
     async with proxy_app(stub.base_url, log) as (app, url), app.run_test(size=SIZE) as pilot:
         await post(url + "/v1/chat/completions")
         await until(lambda: log.finished_count == 1, pilot)
@@ -167,7 +167,7 @@ async def test_no_secret_reaches_the_screen_the_raw_log_or_a_bundle(
     stub: StubServer, tmp_path: Path
 ) -> None:
     """The agent's keys, one of them echoed back by upstream, seen through the app."""
-    log = ProxyLog(tapes=True)
+    log = RequestList(tapes=True)
     options = WatchOptions(limits=log.limits, clock=time.monotonic, output_dir=tmp_path)
     path = f"/scenarios/http-401-echo/v1/chat/completions?key={QUERY_KEY}"
     async with (
@@ -242,8 +242,8 @@ def known_record(number: int, scenario: str, path: str, model: str | None) -> Re
     )
 
 
-def known_app() -> ProxyApp:
-    log = ProxyLog()
+def known_app() -> RequestListApp:
+    log = RequestList()
     requests = [
         ("weather", "/v1/chat/completions", "gpt-4o"),
         ("anthropic-parallel", "/v1/messages", "claude-sonnet-4"),
@@ -254,7 +254,7 @@ def known_app() -> ProxyApp:
     ]
     for number, (scenario, path, model) in enumerate(requests, start=1):
         log.records[number] = known_record(number, scenario, path, model)
-    app = ProxyApp(
+    app = RequestListApp(
         log,
         "http://127.0.0.1:8787",
         "https://api.openai.com",
@@ -322,8 +322,8 @@ async def test_a_key_holds_the_proxied_streams_until_its_effect_is_drawn(
 ) -> None:
     """The requests' pumps share the loop with the list: a key holds them (the
     agent's bytes are forwarded by another process meanwhile) until it is drawn."""
-    log = ProxyLog()
-    app = ProxyApp(log, "http://127.0.0.1:0", stub.base_url)
+    log = RequestList()
+    app = RequestListApp(log, "http://127.0.0.1:0", stub.base_url)
     async with app.run_test(size=SIZE) as pilot:
         assert log.pacer is app.pacer, "every request's pump takes its turns from the app"
         holds: list[float] = []

@@ -17,7 +17,7 @@ from tests.helpers.waiting import until
 from toolstream_stubs import StubServer
 from toolstream_tui.app.screens.anomalies import AnomaliesScreen
 from toolstream_tui.app.screens.confirm import ConfirmScreen
-from toolstream_tui.app.stream_screen import StreamScreen, shown_path
+from toolstream_tui.app.screens.stream import StreamScreen, shown_path
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.core.visible import inert
 

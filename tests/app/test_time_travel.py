@@ -32,7 +32,7 @@ from tests.helpers.apps import (
 )
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.app.stream_screen import StreamScreen
+from toolstream_tui.app.screens.stream import StreamScreen
 from toolstream_tui.app.widgets.text_pane import ChannelText
 from toolstream_tui.app.wrapped import PieceText, WrappedLines
 from toolstream_tui.core import StreamState, build_report
@@ -42,10 +42,10 @@ from toolstream_tui.core.report import report_json
 from toolstream_tui.core.surrogates import rejoin_pairs
 from toolstream_tui.core.upto import report_upto, report_upto_json
 from toolstream_tui.core.visible import inert
-from toolstream_tui.options import WatchOptions
-from toolstream_tui.proxy.requests import ProxyLog
+from toolstream_tui.proxy.requests import RequestList
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
 from toolstream_tui.views import FragmentRows, anomalies_seen
+from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (64, 30)  # narrow: text and buffers wrap over several lines
 # One recording per dialect (the one with the most parallel calls), and streams
@@ -354,7 +354,7 @@ def build_report_json(state: StreamState) -> Any:
 
 async def test_the_proxys_stream_view_travels_too(app_stub: StubServer) -> None:
     """A proxied request opened from the list: the same keys, the same views."""
-    log = ProxyLog(tapes=True)
+    log = RequestList(tapes=True)
     async with (
         proxy_app(app_stub.base_url, log) as (app, url),
         app.run_test(size=(170, 30)) as pilot,

@@ -13,10 +13,10 @@ from tests.helpers.apps import frozen_clock, redrawn_at_rest, wait_received
 from toolstream_stubs import load_scenario
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core import StreamSession
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Recorder
 from toolstream_tui.sources.replay import ReplaySource
+from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (110, 30)
 KEPT_EVENTS = 17  # of `parallel`'s 24: the calls' arguments are under way

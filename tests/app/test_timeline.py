@@ -38,11 +38,11 @@ from toolstream_tui.app.screens.timeline import (
 from toolstream_tui.core.fields import FieldTiming
 from toolstream_tui.core.state import CallSlot, StreamState
 from toolstream_tui.core.timing import Gap, call_timing, stream_timing
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.recording import Recorder
 from toolstream_tui.sources.replay import ReplaySource
+from toolstream_tui.watching.options import WatchOptions
 
 Snap = Callable[..., bool]
 

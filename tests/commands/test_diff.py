@@ -382,7 +382,7 @@ SNAP_B = sse(
 
 
 async def wait_loaded(pilot: Pilot[Any]) -> None:
-    from toolstream_tui.app.diff_app import DiffApp
+    from toolstream_tui.app.apps.diff import DiffApp
 
     app = pilot.app
     assert isinstance(app, DiffApp)
@@ -399,7 +399,7 @@ def test_diff_app(snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.Monkey
     `~ $.unit "celsius" → "fahrenheit"`. #1 get_time (amber): equal arguments,
     id-repeated and name-repeated only in B. #2 get_news (red) only in B, its
     arguments as JSON: the ESC shown as \\u001b and `[b]` printed, not bold."""
-    from toolstream_tui.app.diff_app import DiffApp
+    from toolstream_tui.app.apps.diff import DiffApp
 
     monkeypatch.chdir(tmp_path)  # relative paths keep the header the same on every machine
     diff = diff_recordings(write(Path("a.sse"), SNAP_A), write(Path("b.sse"), SNAP_B))
@@ -409,7 +409,7 @@ def test_diff_app(snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 async def test_q_quits_with_the_diff_exit_code() -> None:
-    from toolstream_tui.app.diff_app import DiffApp
+    from toolstream_tui.app.apps.diff import DiffApp
 
     diff = diff_of(SAME_A, OTHER)  # by hand: asyncio.run cannot run inside this test's loop
     app = DiffApp(diff, exit_code_of(diff))
@@ -421,7 +421,7 @@ async def test_q_quits_with_the_diff_exit_code() -> None:
 
 async def test_sigterm_quits_the_diff_as_a_shell_reports_it() -> None:
     """`kill` quits the app (the terminal given back) with 143, not the diff's code."""
-    from toolstream_tui.app.diff_app import DiffApp
+    from toolstream_tui.app.apps.diff import DiffApp
 
     diff = diff_of(SAME_A, OTHER)
     app = DiffApp(diff, exit_code_of(diff))

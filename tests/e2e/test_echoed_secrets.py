@@ -18,8 +18,8 @@ from tests.helpers.apps import frozen_clock, wait_settled
 from tests.helpers.cli import CliRunner
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core.redact import REDACTED
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.watching.options import WatchOptions
 
 SECRET = "sk-live-SECRET123-a1b2c3"
 # Stretches of the key that no output may hold (its first 3 characters may be let

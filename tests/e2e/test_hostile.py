@@ -19,9 +19,9 @@ from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core import build_report
 from toolstream_tui.core.session import StreamSession
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.http import HttpRequest, HttpSource, trusting_no_certificate
 from toolstream_tui.sources.replay import ReplaySource
+from toolstream_tui.watching.options import WatchOptions
 
 HOSTILE = (
     "[b]x[/b] \x1b]52;c;aGk=\x07 \x1b]0;title\x07 \x9b31m \u202eevil\u202c zero\u200bwidth \x7f"

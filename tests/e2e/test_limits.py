@@ -20,7 +20,7 @@ from toolstream_stubs import load_scenario
 from toolstream_stubs.eventstream import event_frame
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.timing import stream_timing
-from toolstream_tui.proxy.forwarder import ProxyApp
+from toolstream_tui.proxy.forwarder import ForwardingAsgiApp
 from toolstream_tui.proxy.server import ProxyConfig, parse_upstream
 from toolstream_tui.proxy.upstream import transport_for
 from toolstream_tui.sources.base import (
@@ -152,7 +152,7 @@ async def proxied_status(
     """The status the client gets for a POST to /v1/x with these headers and body
     (the body in `body_parts` messages)."""
     answer = httpx.MockTransport(lambda request: httpx.Response(200, content=b"ok"))
-    app = ProxyApp(config, answer, ignore_tap)
+    app = ForwardingAsgiApp(config, answer, ignore_tap)
     messages = iter(
         [
             {"type": "http.request", "body": part, "more_body": number < len(body_parts) - 1}
@@ -293,7 +293,7 @@ async def proxy_seconds_until_cut() -> tuple[float, bytes]:
     async with SilentUpstream(chunked_answer(*events)).running() as url:
         config = ProxyConfig(url, idle_timeout=IDLE_S)
         transport = transport_for(parse_upstream(url), config.max_header_bytes)
-        app = ProxyApp(config, transport, ignore_tap)
+        app = ForwardingAsgiApp(config, transport, ignore_tap)
         received = bytearray()
         last_byte_at = loop.time()
         requests = iter([{"type": "http.request", "body": b"{}", "more_body": False}])

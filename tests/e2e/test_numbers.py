@@ -13,7 +13,6 @@ import pytest
 from tests.helpers.streaming import chunk, run, sse, tc
 from toolstream_tui.app.screenshot import render_screenshot
 from toolstream_tui.app.widgets.arguments_tree import value_label
-from toolstream_tui.bundle import REPORT, write_bundle
 from toolstream_tui.commands.diff import diff_recordings
 from toolstream_tui.core import StreamSession, build_report, strict_json
 from toolstream_tui.core.dialects.base import compact_json
@@ -21,6 +20,7 @@ from toolstream_tui.core.report import printable_json
 from toolstream_tui.core.strict_json import MAX_INTEGER_DIGITS, loads, loads_envelope
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Tape, TapeSource
+from toolstream_tui.watching.bundle import REPORT, write_bundle
 
 NINES = "9" * 5000  # past Python's 4,300-digit guard
 BIG = 10**5000 - 1  # the same number

@@ -21,9 +21,8 @@ from hypothesis import strategies as st
 
 from tests.helpers.streaming import run, untimed
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.app.diff_app import DiffApp
+from toolstream_tui.app.apps.diff import DiffApp
 from toolstream_tui.app.widgets.wrapped_view import _pairs_rejoined
-from toolstream_tui.bundle import REPORT, SCREENSHOT, write_bundle
 from toolstream_tui.commands.diff import diff_recordings, replay_state
 from toolstream_tui.core import build_report
 from toolstream_tui.core.preview import ArgumentsPreview
@@ -36,10 +35,11 @@ from toolstream_tui.core.surrogates import (
     rejoin_pairs,
 )
 from toolstream_tui.core.visible import escaped, inert, inert_text, json_inert
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Tape, TapeSource
 from toolstream_tui.views import FragmentRows
+from toolstream_tui.watching.bundle import REPORT, SCREENSHOT, write_bundle
+from toolstream_tui.watching.options import WatchOptions
 
 BLOSSOM = "\U0001f338"  # 🌸, sent by JavaScript as the pair \ud83c \udf38
 HIGH, LOW = "\ud83c", "\udf38"

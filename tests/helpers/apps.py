@@ -10,8 +10,8 @@ import pytest
 
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.watching.options import WatchOptions
 
 FROZEN_CLOCK_VALUE = 0.0
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import uvicorn
 
-from toolstream_tui.proxy.requests import Change, Listener, ProxyLog, RequestRecord
+from toolstream_tui.proxy.requests import Change, Listener, RequestList, RequestRecord
 from toolstream_tui.proxy.server import ProxyConfig, ProxyServer, bind
 from toolstream_tui.sources import Limits
 
@@ -33,7 +33,7 @@ SECRET_VALUES = ["sk-proxy-bearer-7a6b5c4d", "sk-proxy-xapi-1f2e3d4c", "azure-pr
 
 
 class RunningProxy:
-    """A `ProxyServer` on 127.0.0.1 (a free port) whose `ProxyLog` runs on its own
+    """A `ProxyServer` on 127.0.0.1 (a free port) whose `RequestList` runs on its own
     thread and loop. `finished(n)` waits until n requests are over."""
 
     def __init__(
@@ -49,7 +49,7 @@ class RunningProxy:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.warnings: list[str] = []
-        self.log = ProxyLog(limits, keep=keep, warn=self.warnings.append)
+        self.log = RequestList(limits, keep=keep, warn=self.warnings.append)
         if record_dir is not None:  # recorded by the forwarder, as `proxy --record-dir` does
             config["record_dir"] = str(record_dir)
         self.changes: list[tuple[int, Change]] = []

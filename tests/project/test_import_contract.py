@@ -130,7 +130,7 @@ def test_a_replay_that_may_wait_runs_in_an_event_loop(tmp_path: Path, options: t
 
 # Loaded only for what asks for them: a capture file, --otlp, a moment in the stream.
 OPTIONAL_MODULES = (
-    "toolstream_tui.capturing",
+    "toolstream_tui.commands.capturing",
     "toolstream_tui.sources.captures",
     "toolstream_tui.otlp.watching",
     "toolstream_tui.otlp.spans",
@@ -172,6 +172,6 @@ def test_a_capture_or_a_moment_loads_its_modules(tmp_path: Path) -> None:
     recording = tmp_path / "body.sse"
     recording.write_bytes(SSE_BODY)
     loaded = optional_modules_after("--headless", "--replay", str(har))
-    assert {"toolstream_tui.capturing", "toolstream_tui.sources.captures"} <= set(loaded)
+    assert {"toolstream_tui.commands.capturing", "toolstream_tui.sources.captures"} <= set(loaded)
     moment = ("--headless", "--replay", str(recording), "--speed", "0", "--until-event", "1")
     assert optional_modules_after(*moment) == ["toolstream_tui.core.upto"]

@@ -16,7 +16,7 @@ from tests.helpers.otlp_receiver import Receiver
 from tests.helpers.proxy import SECRET_VALUES, SECRETS, WAIT_S, RunningProxy
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.otlp.export import OtlpExport
-from toolstream_tui.proxy.requests import ProxyLog
+from toolstream_tui.proxy.requests import RequestList
 
 ANTHROPIC = "/scenarios/anthropic-quirks/v1/messages"
 CHAT = "/scenarios/index0-reused/v1/chat/completions"  # two calls at index 0, an anomaly
@@ -95,7 +95,7 @@ def test_spans_past_the_queue_are_dropped_and_counted(stub: StubServer, receiver
 
 
 async def test_the_request_list_says_what_was_sent(stub: StubServer, receiver: Receiver) -> None:
-    log = ProxyLog(tapes=True, otlp=OtlpExport(receiver.url))
+    log = RequestList(tapes=True, otlp=OtlpExport(receiver.url))
     async with proxy_app(stub.base_url, log) as (app, url), app.run_test(size=SIZE) as pilot:
         await post(url + CHAT)
         await until(lambda: log.finished_count == 1, pilot)

@@ -44,7 +44,7 @@ from toolstream_tui.proxy.forwarder import (
     Relay,
     UpstreamReads,
 )
-from toolstream_tui.proxy.requests import NOT_JSON, Change, ProxyLog, RequestRecord, model_of
+from toolstream_tui.proxy.requests import NOT_JSON, Change, RequestList, RequestRecord, model_of
 from toolstream_tui.proxy.server import (
     Exchange,
     FrameReader,
@@ -694,7 +694,7 @@ async def test_a_second_run_never_overwrites_a_recording(tmp_path: Path) -> None
     """Two runs into one directory, each with its request 1 in the same second."""
     recordings = []
     for body in (b"data: first\n\n", b"data: second\n\n"):
-        log = ProxyLog(record_dir=tmp_path)
+        log = RequestList(record_dir=tmp_path)
         tap = Tap(Exchange("POST", "/v1/x", "http://h/v1/x", {}, b"{}", 1_767_225_600.5, 0.0))
         log.take(tap)
         for item in (ResponseHead(200, "text/event-stream", t=0.1), BodyChunk(body, 0.2)):

@@ -23,8 +23,8 @@ import pytest
 from tests.helpers.paths import DATA
 from tests.helpers.virtual_clock import run_on_virtual_clock
 from toolstream_stubs import StubServer
-from toolstream_tui import capturing
 from toolstream_tui.cli import main
+from toolstream_tui.commands import capturing
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.sources import captures
 from toolstream_tui.sources.captures import (

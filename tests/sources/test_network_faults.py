@@ -15,9 +15,9 @@ from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.session import REPORTED_CHARS
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.decoding import PIECE
 from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.watching.options import WatchOptions
 
 
 def weather(stub: StubServer, query: str) -> str:

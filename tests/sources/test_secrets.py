@@ -15,7 +15,6 @@ from tests.helpers.apps import frozen_clock, wait_settled
 from tests.helpers.cli import CliRunner
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.options import WatchOptions
 from toolstream_tui.sources.base import BodyChunk, SourceItem
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.secrets import (
@@ -25,6 +24,7 @@ from toolstream_tui.sources.secrets import (
     Redactor,
     auth_headers,
 )
+from toolstream_tui.watching.options import WatchOptions
 
 SECRET = "sk-test-9f8e7d6c5b4a3210"
 

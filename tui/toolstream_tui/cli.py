@@ -24,6 +24,13 @@ from .commands.common import (
     missing_terminal,
     number_from,
 )
+from .commands.time_travel import (
+    Until,
+    add_time_travel_options,
+    check_time_travel,
+    headless_report,
+    until_cursor,
+)
 from .core import StreamSession, exit_code
 from .core.anomaly_kinds import ANOMALY_KINDS
 from .core.dialects.detect import DIALECTS
@@ -36,19 +43,12 @@ from .process import collect_garbage_rarely, exit_now, stop_writing_stdout, writ
 from .sources import Limits, Source, pump, run_to_end
 from .sources.base import plain_reason
 from .sources.recording import Tape, TapeSource, source_items
-from .time_travel import (
-    Until,
-    add_time_travel_options,
-    check_time_travel,
-    headless_report,
-    until_cursor,
-)
 
 if TYPE_CHECKING:
-    from .capturing import CaptureList
-    from .options import WatchOptions
+    from .commands.capturing import CaptureList
     from .otlp.export import OtlpExport
     from .sources.http import HttpRequest
+    from .watching.options import WatchOptions
 
 PROG = "toolstream-tui"
 
@@ -258,7 +258,7 @@ def build_source(args: argparse.Namespace) -> Source | CaptureList:
 
         if not may_be_capture(args.replay):  # a recording: the capture modules stay unloaded
             return ReplaySource(args.replay, speed=args.speed)
-        from .capturing import replay_source
+        from .commands.capturing import replay_source
 
         return replay_source(args)
     from toolstream_stubs import ScenarioNotFound, list_scenarios, load_scenario
@@ -302,7 +302,7 @@ def one_line_summary(session: StreamSession) -> str | None:
 
 
 def watch_options(args: argparse.Namespace, otlp: OtlpExport | None = None) -> WatchOptions:
-    from .options import WatchOptions  # the app's options: a headless run needs none
+    from .watching.options import WatchOptions  # the app's options: a headless run needs none
 
     return WatchOptions(
         limits=limits_of(args),
@@ -381,7 +381,7 @@ def needs_event_loop(source: Source, idle_timeout: float | None) -> bool:
 
 def write_headless_bundle(directory: Path, tape: Tape, session: StreamSession) -> None:
     """The bundle, with the screen drawn off-screen (this loads Textual)."""
-    from .bundle import write_bundle
+    from .watching.bundle import write_bundle
 
     try:
         from .app.screenshot import render_screenshot
@@ -433,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return main_proxy(argv[1:])
     if argv[:1] == ["open"]:
-        from .capturing import open_arguments
+        from .commands.capturing import open_arguments
 
         args = open_arguments(build_parser(), argv[1:])
     else:
@@ -471,9 +471,9 @@ def watch(args: argparse.Namespace) -> int:
         )
     otlp = otlp_export(args.otlp)
     source = build_source(args)
-    capturing = sys.modules.get("toolstream_tui.capturing")  # loaded for a capture only
+    capturing = sys.modules.get("toolstream_tui.commands.capturing")  # loaded for a capture only
     if capturing is not None and isinstance(source, capturing.CaptureList):
-        from .capturing import watch_list
+        from .commands.capturing import watch_list
 
         args.otlp_export = otlp  # each entry is sent as a span
         code = watch_list(source, args, fail_on)

@@ -1,5 +1,5 @@
 """The Textual UI. Imported only when the UI runs, never by --headless."""
 
-from .app import ToolstreamApp, run_app
+from .apps.watch import ToolstreamApp, run_app
 
 __all__ = ["ToolstreamApp", "run_app"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from ..options import WatchOptions
 from ..sources import Source
-from .app import ToolstreamApp
+from ..watching.options import WatchOptions
+from .apps.watch import ToolstreamApp
 
 SIZE = (120, 36)
 SETTLE_SECONDS = 60.0

@@ -93,7 +93,7 @@ def show(diff: dict[str, Any], headless: bool) -> int:
     if headless:
         sys.stdout.write(printable_json(diff))
         return code
-    from ..app.diff_app import run_diff_app  # Textual loads only for the UI
+    from ..app.apps.diff import run_diff_app  # Textual loads only for the UI
 
     return run_diff_app(diff, code)
 

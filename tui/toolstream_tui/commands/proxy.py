@@ -382,11 +382,11 @@ async def run_request_list(
     config: ProxyConfig, log: RequestList, fail_on: frozenset[str], exit_after: int | None
 ) -> int:
     """The request list: the proxy forwards while the app shows every request."""
-    from ..app.proxy_app import ProxyApp  # Textual loads only for the UI
+    from ..app.apps.proxy import RequestListApp  # Textual loads only for the UI
 
     tune_garbage_collector()  # as the app watching one stream does, once Textual is loaded
     stop = asyncio.Event()
-    apps: list[ProxyApp] = []
+    apps: list[RequestListApp] = []
 
     def quit_apps() -> None:  # as `q` does: the terminal is given back
         for app in apps:
@@ -399,7 +399,7 @@ async def run_request_list(
         on_server(server)
         linter = FailOnCounter(fail_on)
         log.subscribe(linter)
-        app = ProxyApp(log, server.url, shown_url(config.upstream), exit_after=exit_after)
+        app = RequestListApp(log, server.url, shown_url(config.upstream), exit_after=exit_after)
         apps.append(app)
         serving = asyncio.ensure_future(serve_until(server, log, stop))
         try:

@@ -19,7 +19,7 @@ from textual.strip import Strip
 
 from ...core.visible import inert
 from ...core.wire import essence
-from ...wire_log import WireLine, WireLog
+from ...watching.wire_log import WireLine, WireLog
 from .content_size import set_content_size
 
 PREFIX_WIDTH = 17  # "#12345  1234.567s "

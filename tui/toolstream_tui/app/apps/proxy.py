@@ -22,17 +22,17 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ..options import WatchOptions
-from ..proxy.requests import Change, RequestList, RequestRecord
-from ..sources.base import Clock
-from ..views import REQUEST_COLUMNS, column_widths, plural, request_row
-from ..watch import Watch
-from .input_first import InputFirstApp
-from .screens.request import RequestScreen
-from .stream_screen import StreamScreen
-from .widgets.content_size import set_content_size
-from .widgets.key_footer import KeyFooter
-from .wrapped import fit_cell
+from ...proxy.requests import Change, RequestList, RequestRecord
+from ...sources.base import Clock
+from ...views import REQUEST_COLUMNS, column_widths, plural, request_row
+from ...watching.options import WatchOptions
+from ...watching.stream import Watch
+from ..input_first import InputFirstApp
+from ..screens.request import RequestScreen
+from ..screens.stream import StreamScreen
+from ..widgets.content_size import set_content_size
+from ..widgets.key_footer import KeyFooter
+from ..wrapped import fit_cell
 
 LIST_SECONDS = 0.25  # the list is redrawn four times a second while requests change
 TONES = {
@@ -256,7 +256,7 @@ class RequestListScreen(Screen[None]):
         self.action_open()
 
 
-class ProxyApp(InputFirstApp):
+class RequestListApp(InputFirstApp):
     TITLE = "toolstream-tui proxy"
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),

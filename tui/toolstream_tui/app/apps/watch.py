@@ -13,15 +13,15 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..core import StreamSession, exit_code
-from ..core.visible import inert
-from ..options import WatchOptions
-from ..process import tune_garbage_collector
-from ..sources import Source
-from ..watch import Watch
-from .input_first import InputFirstApp
-from .signals import quit_on_signals
-from .stream_screen import StreamScreen
+from ...core import StreamSession, exit_code
+from ...core.visible import inert
+from ...process import tune_garbage_collector
+from ...sources import Source
+from ...watching.options import WatchOptions
+from ...watching.stream import Watch
+from ..input_first import InputFirstApp
+from ..screens.stream import StreamScreen
+from ..signals import quit_on_signals
 
 
 class ToolstreamApp(InputFirstApp):

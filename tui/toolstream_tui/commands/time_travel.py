@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterator
 
-from .commands.common import UsageError, number_from
-from .core import StreamState
-from .core.report import printable_pieces, report_utf8_pieces
+from ..core import StreamState
+from ..core.report import printable_pieces, report_utf8_pieces
+from .common import UsageError, number_from
 
 Until = Callable[[StreamState], int | None]  # where a headless report is cut, once read
 
@@ -57,7 +57,7 @@ def until_cursor(args: argparse.Namespace, state: StreamState) -> int | None:
     """The cursor the headless report is cut at, None for the whole report."""
     if args.until_event is None and args.until_time is None:
         return None
-    from .core.upto import cursor_for_event, event_at_time  # only for a moment asked for
+    from ..core.upto import cursor_for_event, event_at_time  # only for a moment asked for
 
     if args.until_event is not None:
         return cursor_for_event(state, args.until_event)
@@ -69,6 +69,6 @@ def headless_report(state: StreamState, until: Until | None) -> Iterator[bytes |
     cursor = None if until is None else until(state)
     if cursor is None:
         return report_utf8_pieces(state)
-    from .core.upto import report_upto
+    from ..core.upto import report_upto
 
     return (piece.encode() for piece in printable_pieces(report_upto(state, cursor)))

@@ -24,11 +24,10 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ..bundle import write_bundle
-from ..core.report import report_json
-from ..core.state import CallSlot
-from ..core.timing import reads_upto, stream_timing
-from ..core.upto import (
+from ...core.report import report_json
+from ...core.state import CallSlot
+from ...core.timing import reads_upto, stream_timing
+from ...core.upto import (
     cursor_for_event,
     next_anomaly,
     next_call_moment,
@@ -36,8 +35,8 @@ from ..core.upto import (
     previous_call_moment,
     report_upto_json,
 )
-from ..core.visible import inert_text
-from ..views import (
+from ...core.visible import inert_text
+from ...views import (
     CallsAt,
     FragmentRows,
     anomalies_seen,
@@ -53,19 +52,20 @@ from ..views import (
     shortened,
     status_view,
 )
-from ..watch import Watch
-from .screens.inspector import InspectorScreen
-from .widgets.key_footer import KeyFooter
-from .widgets.lane import CallLane
-from .widgets.lanes import CallList, LaneColumn
-from .widgets.raw_log import RawLog
-from .widgets.scrub_bar import ScrubBar
-from .widgets.status_bar import StatusBar
-from .widgets.text_pane import TextPane
+from ...watching.bundle import write_bundle
+from ...watching.stream import Watch
+from ..widgets.key_footer import KeyFooter
+from ..widgets.lane import CallLane
+from ..widgets.lanes import CallList, LaneColumn
+from ..widgets.raw_log import RawLog
+from ..widgets.scrub_bar import ScrubBar
+from ..widgets.status_bar import StatusBar
+from ..widgets.text_pane import TextPane
+from .inspector import InspectorScreen
 
 if TYPE_CHECKING:
-    from .screens.goto import GotoScreen
-    from .screens.timeline import TimelineFigures
+    from .goto import GotoScreen
+    from .timeline import TimelineFigures
 
 TICK_SECONDS = 1 / 30
 # The share of the event loop redraws may take while a stream arrives; the rest is
@@ -96,7 +96,7 @@ THE_LAST_EVENT = sys.maxsize  # End's target while the stream is still arriving
 
 
 class StreamScreen(Screen[None]):
-    CSS_PATH = "stream_screen.tcss"
+    CSS_PATH = "stream.tcss"
     BINDINGS = [
         Binding("space", "toggle_pause", "Pause", tooltip="Pause or resume the display"),
         Binding(
@@ -522,7 +522,7 @@ class StreamScreen(Screen[None]):
         self.move_to(found)
 
     def action_goto(self) -> None:
-        from .screens.goto import GotoScreen
+        from .goto import GotoScreen
 
         def chosen(position: tuple[str, float] | None) -> None:
             if position is not None:
@@ -633,12 +633,12 @@ class StreamScreen(Screen[None]):
 
     # The screens a key opens are imported when first opened: the first frame needs none.
     def action_anomalies(self) -> None:
-        from .screens.anomalies import AnomaliesScreen
+        from .anomalies import AnomaliesScreen
 
         self.app.push_screen(AnomaliesScreen(anomalies_seen(self.watch.state, self.cursor)))
 
     def action_timeline(self) -> None:
-        from .screens.timeline import TimelineScreen
+        from .timeline import TimelineScreen
 
         screen = TimelineScreen(
             self.timeline_figures,
@@ -651,7 +651,7 @@ class StreamScreen(Screen[None]):
     def timeline_figures(self) -> TimelineFigures:
         """The timing as it stood at the cursor, on the axis of the whole stream
         (paused), or of everything received (live)."""
-        from .screens.timeline import TimelineFigures, axis_end
+        from .timeline import TimelineFigures, axis_end
 
         state, upto = self.watch.state, self.cursor
         whole = TimelineFigures(
@@ -707,7 +707,7 @@ class StreamScreen(Screen[None]):
                 if overwrite:
                     self.write_bundle(directory)
 
-            from .screens.confirm import ConfirmScreen
+            from .confirm import ConfirmScreen
 
             question = f"{shown_path(directory)} already holds a bundle. Overwrite it?"
             self.app.push_screen(ConfirmScreen(question), answered)

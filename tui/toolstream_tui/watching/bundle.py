@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from .core import StreamState
-from .core.report import printable_pieces, report_pieces
-from .core.upto import report_upto, shown_event
-from .core.visible import inert
-from .sources.recording import Tape, timing_path
+from ..core import StreamState
+from ..core.report import printable_pieces, report_pieces
+from ..core.upto import report_upto, shown_event
+from ..core.visible import inert
+from ..sources.recording import Tape, timing_path
 
 RECORDING = "stream.sse"
 REPORT = "report.json"

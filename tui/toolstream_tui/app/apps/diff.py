@@ -15,10 +15,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ..core.exit_codes import EXIT_TROUBLE
-from ..core.visible import inert
-from .signals import quit_on_signals
-from .widgets.key_footer import KeyFooter
+from ...core.exit_codes import EXIT_TROUBLE
+from ...core.visible import inert
+from ..signals import quit_on_signals
+from ..widgets.key_footer import KeyFooter
 
 VALUE_CHARS = 60  # a value longer than this is cut, with its full length said
 OFFSETS_SHOWN = 8  # one-sided boundary offsets listed before "…"
@@ -266,7 +266,7 @@ def lane_panel(lane: Lane) -> DiffPanel:
 
 
 class DiffApp(App[int]):
-    CSS_PATH = "diff_app.tcss"
+    CSS_PATH = "diff.tcss"
     TITLE = "toolstream-tui diff"
     BINDINGS = [Binding("q", "quit_diff", "Quit", id="quit")]
 

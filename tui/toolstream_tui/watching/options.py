@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .sources.base import Clock, monotonic
-from .sources.pump import Limits
+from ..sources.base import Clock, monotonic
+from ..sources.pump import Limits
 
 if TYPE_CHECKING:
-    from .otlp.export import OtlpExport
+    from ..otlp.export import OtlpExport
 
 
 @dataclass(frozen=True, slots=True)

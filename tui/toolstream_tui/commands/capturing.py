@@ -15,13 +15,12 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .commands.common import CannotUse, UsageError
-from .core.exit_codes import EXIT_INTERRUPTED
-from .core.visible import inert
-from .sources import Source
-from .sources.base import plain_reason
-from .sources.capture_kind import SNIFF_BYTES, ZIP_MAGIC, capture_kind
-from .sources.captures import (
+from ..core.exit_codes import EXIT_INTERRUPTED
+from ..core.visible import inert
+from ..sources import Source
+from ..sources.base import plain_reason
+from ..sources.capture_kind import SNIFF_BYTES, ZIP_MAGIC, capture_kind
+from ..sources.captures import (
     MAX_INFLATED,
     NOT_TIMED,
     Attachment,
@@ -30,8 +29,9 @@ from .sources.captures import (
     CaptureSource,
     read_capture,
 )
-from .sources.recording import RecordingError
-from .sources.replay import ReplaySource, open_regular
+from ..sources.recording import RecordingError
+from ..sources.replay import ReplaySource, open_regular
+from .common import CannotUse, UsageError
 
 PROG = "toolstream-tui"
 

@@ -17,8 +17,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import IO
 
-from .core.sse import SSEComment, SSEDecoder
-from .sources.recording import Tape
+from ..core.sse import SSEComment, SSEDecoder
+from ..sources.recording import Tape
 
 READ_BLOCK = 64 * 1024  # the most of the tape decoded at a time
 

@@ -10,19 +10,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .commands.common import limits_of, lint_failures
-from .core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT, EXIT_OK
-from .core.report import exit_code, printable_json
-from .core.visible import inert
-from .proxy.pipe import Exchange, Note, ResponseEnd
-from .proxy.requests import RequestList, RequestRecord
-from .proxy.server import ProxiedResponse
-from .sources import Limits
-from .sources.captures import NOT_TIMED, Capture, CaptureEntry
+from ..core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT, EXIT_OK
+from ..core.report import exit_code, printable_json
+from ..core.visible import inert
+from ..proxy.pipe import Exchange, Note, ResponseEnd
+from ..proxy.requests import RequestList, RequestRecord
+from ..proxy.server import ProxiedResponse
+from ..sources import Limits
+from ..sources.captures import NOT_TIMED, Capture, CaptureEntry
+from .common import limits_of, lint_failures
 
 if TYPE_CHECKING:
-    from .app.proxy_app import ProxyApp
-    from .otlp.export import OtlpExport
+    from ..app.apps.proxy import RequestListApp
+    from ..otlp.export import OtlpExport
 
 PROG = "toolstream-tui"
 # The worst first: a stream that failed, one cut short, one --fail-on flags.
@@ -100,17 +100,17 @@ async def capture_app(
     limits: Limits,
     dialect: str | None = None,
     otlp: OtlpExport | None = None,
-) -> ProxyApp:
+) -> RequestListApp:
     """The request list on every entry of the capture, each already read."""
     app = list_app(capture, path, capture_log(limits, dialect, tapes=True, otlp=otlp))
     await fill(app, capture)
     return app
 
 
-def list_app(capture: Capture, path: Path, log: RequestList) -> ProxyApp:
+def list_app(capture: Capture, path: Path, log: RequestList) -> RequestListApp:
     """The request list for the capture's entries, before they are read (`fill`)."""
-    from .app.proxy_app import ProxyApp  # Textual loads only for the UI
-    from .views import plural
+    from ..app.apps.proxy import RequestListApp  # Textual loads only for the UI
+    from ..views import plural
 
     streams = len(capture.streams)
     origin = (
@@ -118,12 +118,12 @@ def list_app(capture: Capture, path: Path, log: RequestList) -> ProxyApp:
         f"{plural(len(capture.entries), 'request')} · "
         f"{NOT_TIMED}"
     )
-    app = ProxyApp(log, str(path), capture.kind, origin=origin)
+    app = RequestListApp(log, str(path), capture.kind, origin=origin)
     app.title = f"toolstream-tui: {path.name}"
     return app
 
 
-async def fill(app: ProxyApp, capture: Capture) -> None:
+async def fill(app: RequestListApp, capture: Capture) -> None:
     """Every entry read into the app's log, the first stream selected (not the
     newest entry: a favicon, often)."""
     feed(app.proxy_log, capture)

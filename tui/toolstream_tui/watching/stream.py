@@ -7,16 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .core import StreamSession, StreamState
-from .core.events import StreamEvent
+from ..core import StreamSession, StreamState
+from ..core.events import StreamEvent
+from ..otlp.watching import StreamSpan, redactor_of
+from ..sources import Source, pump
+from ..sources.recording import Tape, source_items
 from .options import WatchOptions
-from .otlp.watching import StreamSpan, redactor_of
-from .sources import Source, pump
-from .sources.recording import Tape, source_items
 from .wire_log import WireLog
 
 if TYPE_CHECKING:
-    from .sources.pacing import InputFirstPacer
+    from ..sources.pacing import InputFirstPacer
 
 
 class Watch:
