@@ -179,9 +179,9 @@ async def app_settle_seconds(
     """Start the app on a replay at speed 0; seconds until everything is on screen.
     `preview`: with live previews on; `stats` receives their parse counts."""
     from toolstream_tui.app import ToolstreamApp
-    from toolstream_tui.options import WatchOptions
     from toolstream_tui.process import tune_garbage_collector
     from toolstream_tui.sources.replay import ReplaySource
+    from toolstream_tui.watching.options import WatchOptions
 
     tune_garbage_collector()  # as run_app does
     app = ToolstreamApp(ReplaySource(path, speed=0), WatchOptions(preview=preview))
