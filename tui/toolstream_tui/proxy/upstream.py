@@ -55,7 +55,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._start(b"GET")
 
     def _start(self, method: bytes) -> None:
-        self.parser = httptools.HttpResponseParser(self)
+        self.parser: httptools.HttpResponseParser | None = httptools.HttpResponseParser(self)
         self.method = method
         self.status = 0
         self.reason = b""
@@ -85,6 +85,7 @@ class UpstreamConnection(asyncio.Protocol):
             self.error = httpx.RemoteProtocolError(
                 "Server disconnected without sending a response."
             )
+            self.let_go()
             return
         self.transport.write(data + writer.send(h11.EndOfMessage()))
 
@@ -101,6 +102,8 @@ class UpstreamConnection(asyncio.Protocol):
         if self.error is not None:
             return
         self.received += len(data)
+        if self.parser is None:  # the connection is over
+            return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -139,7 +142,16 @@ class UpstreamConnection(asyncio.Protocol):
                 self.error = httpx.RemoteProtocolError(
                     "Server disconnected without sending a response."
                 )
+        self.let_go()
         self._wake()
+
+    def let_go(self) -> None:
+        """Drop what refers back to this connection once it is over: the parser
+        holds its methods and the transport holds it, and the cycles they made were
+        freed only by a full collection, which the forwarder runs rarely (the soak's
+        forwarder kept every upstream connection it had closed)."""
+        self.transport = None
+        self.parser = None
 
     # -- httptools' callbacks --
 
@@ -156,6 +168,7 @@ class UpstreamConnection(asyncio.Protocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        assert self.parser is not None  # it is the one calling
         status = self.parser.get_status_code()
         if 100 <= status < 200 and status != 101:  # informational: the answer comes next
             self.reason, self.headers = b"", []
@@ -177,6 +190,7 @@ class UpstreamConnection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         if self.head_complete:
+            assert self.parser is not None  # it is the one calling
             self.complete = True
             # Asked now: once the message is over, llhttp answers for the next one.
             self.keep_alive = self.parser.should_keep_alive()
@@ -243,6 +257,9 @@ class UpstreamConnection(asyncio.Protocol):
 
     async def _wait(self, timeout: float | None) -> None:
         self._waiter = asyncio.get_running_loop().create_future()
+        if timeout is None:  # without --idle-timeout: a timeout that never fires costs each read
+            await self._waiter
+            return
         try:
             async with asyncio.timeout(timeout):
                 await self._waiter
@@ -386,8 +403,10 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
                     server_hostname=url.host if tls else None,
                 )
         except TimeoutError:
+            connection.let_go()
             raise httpx.ConnectTimeout(f"connect timeout after {timeout:g} s") from None
         except OSError as exc:
+            connection.let_go()
             raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
         return connection
 
