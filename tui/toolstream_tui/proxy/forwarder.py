@@ -56,6 +56,7 @@ from .pipe import (
     PipeFeed,
     Recording,
     ResponseEnd,
+    give_large_blocks_back_at_once,
 )
 from .relay import Receive, Relay, Send, client_gone
 from .upstream import transport_for
@@ -583,6 +584,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     quiet_uvicorn_logging()
     tune_garbage_collector()
+    give_large_blocks_back_at_once()
     prepare_descriptor_table()  # before Forwarder.run starts its threads
     config = ProxyConfig(**json.loads(args.config), token=os.environ.pop(TOKEN_ENV, None))
     sock = socket.socket(fileno=args.listen_fd)
