@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from .records import Record
+
 
 class Channel(StrEnum):
     CONTENT = "content"
@@ -26,6 +28,8 @@ class Status(StrEnum):
     ERROR = "error"
 
 
+# Still a dataclass: the views copy one with `dataclasses.replace` to show it as it
+# was counted at an earlier event (the report's timing is one for the same reason).
 @dataclass(slots=True)
 class Anomaly:
     """A deviation from the textbook stream. Repeats of the same kind on the same
@@ -63,18 +67,22 @@ class Anomaly:
         }
 
 
-@dataclass(slots=True)
-class ResponseOpened:
-    status: int
-    content_type: str
-    # A stream's framing ("sse", "ndjson", "json-array", "eventstream"), "json" (a
-    # complete response), "sniff" (untyped: told by its first bytes), "error" or "body".
-    mode: str
+class ResponseOpened(Record):
+    __slots__ = ("content_type", "mode", "status")
+
+    def __init__(self, status: int, content_type: str, mode: str) -> None:
+        self.status = status
+        self.content_type = content_type
+        # A stream's framing ("sse", "ndjson", "json-array", "eventstream"), "json" (a
+        # complete response), "sniff" (untyped: told by its first bytes), "error" or "body".
+        self.mode = mode
 
 
-@dataclass(slots=True)
-class DialectDetected:
-    name: str
+class DialectDetected(Record):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 class WireEvent(NamedTuple):
@@ -99,22 +107,33 @@ class TextAppended(NamedTuple):
     text: str
 
 
-@dataclass(slots=True)
-class CallStarted:
-    index: int
-    call_id: str | None
-    name: str | None
-    t: float
-    item_id: str | None = None
+class CallStarted(Record):
+    __slots__ = ("call_id", "index", "item_id", "name", "t")
+
+    def __init__(
+        self,
+        index: int,
+        call_id: str | None,
+        name: str | None,
+        t: float,
+        item_id: str | None = None,
+    ) -> None:
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+        self.t = t
+        self.item_id = item_id
 
 
-@dataclass(slots=True)
-class CallIdentified:
+class CallIdentified(Record):
     """An id or name arrived after the call's first fragment."""
 
-    index: int
-    call_id: str | None
-    name: str | None
+    __slots__ = ("call_id", "index", "name")
+
+    def __init__(self, index: int, call_id: str | None, name: str | None) -> None:
+        self.index = index
+        self.call_id = call_id
+        self.name = name
 
 
 class FragmentAppended(NamedTuple):
@@ -125,35 +144,47 @@ class FragmentAppended(NamedTuple):
     t: float
 
 
-@dataclass(slots=True)
-class CallParsed:
+class CallParsed(Record):
     """The call's complete arguments were parsed (or failed to) at the finish."""
 
-    index: int
-    arguments: Any
-    error: str | None
-    error_position: int | None
+    __slots__ = ("arguments", "error", "error_position", "index")
+
+    def __init__(
+        self, index: int, arguments: Any, error: str | None, error_position: int | None
+    ) -> None:
+        self.index = index
+        self.arguments = arguments
+        self.error = error
+        self.error_position = error_position
 
 
-@dataclass(slots=True)
-class AnomalyRecorded:
-    anomaly: Anomaly
+class AnomalyRecorded(Record):
+    __slots__ = ("anomaly",)
+
+    def __init__(self, anomaly: Anomaly) -> None:
+        self.anomaly = anomaly
 
 
-@dataclass(slots=True)
-class FinishSeen:
+class FinishSeen(Record):
     """A finish trigger arrived; every call is parsed right after this event."""
 
-    reason: str | None
-    trigger: str  # "finish_reason", "[DONE]" or "end of stream"
+    __slots__ = ("reason", "trigger")
+
+    def __init__(self, reason: str | None, trigger: str) -> None:
+        self.reason = reason
+        self.trigger = trigger  # "finish_reason", "[DONE]" or "end of stream"
 
 
-@dataclass(slots=True)
-class StreamEnded:
-    status: Status
-    finish_reason: str | None
-    error: str | None
-    trailing: str = field(default="")
+class StreamEnded(Record):
+    __slots__ = ("error", "finish_reason", "status", "trailing")
+
+    def __init__(
+        self, status: Status, finish_reason: str | None, error: str | None, trailing: str = ""
+    ) -> None:
+        self.status = status
+        self.finish_reason = finish_reason
+        self.error = error
+        self.trailing = trailing
 
 
 StreamEvent = (

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
 
 from .pieces import TextPieces
+from .records import FrozenRecord, Record
 from .strict_json import value_end
 from .surrogates import rejoin_pairs
 
@@ -35,11 +35,13 @@ _TOKEN_BEGUN = re.compile(
 )
 
 
-@dataclass(slots=True)
-class FieldSighting:
-    key: str
-    named_at: int  # offset of the key's closing quote
-    complete_at: int | None = None  # offset of the character that completed the value
+class FieldSighting(Record):
+    __slots__ = ("complete_at", "key", "named_at")
+
+    def __init__(self, key: str, named_at: int, complete_at: int | None = None) -> None:
+        self.key = key
+        self.named_at = named_at  # offset of the key's closing quote
+        self.complete_at = complete_at  # offset of the character that completed the value
 
 
 class FieldScanner:
@@ -232,11 +234,13 @@ def _decoded_key(quoted: str) -> str:
     return rejoin_pairs(key if isinstance(key, str) else quoted[1:-1])
 
 
-@dataclass(frozen=True, slots=True)
-class FieldTiming:
-    key: str
-    named: float  # seconds: arrival of the fragment that completed the key
-    complete: float | None  # arrival of the fragment that completed the value
+class FieldTiming(FrozenRecord):
+    __slots__ = ("complete", "key", "named")
+
+    def __init__(self, key: str, named: float, complete: float | None) -> None:
+        self.key = key
+        self.named = named  # seconds: arrival of the fragment that completed the key
+        self.complete = complete  # arrival of the fragment that completed the value
 
     def as_dict(self) -> dict[str, object]:
         return {"key": self.key, "named": self.named, "complete": self.complete}

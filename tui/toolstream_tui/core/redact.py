@@ -34,9 +34,9 @@ import json
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from .events import FragmentAppended, TextAppended
+from .records import Record
 from .session import StreamSession
 
 REDACTED = "[REDACTED]"
@@ -163,14 +163,18 @@ def _spelled(secret: str, text: str, at: int) -> tuple[int, bool] | None:
 # -- rewriting the pieces of a channel ------------------------------------------------
 
 
-@dataclass(slots=True, eq=False)
 class _Event:
     """The bytes of one SSE event (up to its blank line), and what is to change
     in them."""
 
-    data: bytes
-    released: bool = False
-    pieces: list[_Piece] = field(default_factory=list)
+    __slots__ = ("data", "pieces", "released")
+
+    def __init__(
+        self, data: bytes, released: bool = False, pieces: list[_Piece] | None = None
+    ) -> None:
+        self.data = data
+        self.released = released
+        self.pieces = [] if pieces is None else pieces
 
     def rewritten(self) -> bytes:
         data = self.data
@@ -180,13 +184,17 @@ class _Event:
         return data
 
 
-@dataclass(slots=True, eq=False)
 class _Piece:
     """One decoded piece of a channel and the ranges of it a secret covers."""
 
-    text: str
-    event: _Event
-    edits: list[tuple[int, int, str]] = field(default_factory=list)
+    __slots__ = ("edits", "event", "text")
+
+    def __init__(
+        self, text: str, event: _Event, edits: list[tuple[int, int, str]] | None = None
+    ) -> None:
+        self.text = text
+        self.event = event
+        self.edits = [] if edits is None else edits
 
     @property
     def editable(self) -> bool:
@@ -218,13 +226,15 @@ def _reencoded(data: bytes, old: str, new: str) -> bytes:
     return _JSON_STRING.sub(swap, data)
 
 
-@dataclass(slots=True)
-class _Channel:
+class _Channel(Record):
     """The tail of a channel that may be the start of a secret, as the pieces
     that carry it: (piece, where in it the tail begins)."""
 
-    tail: list[tuple[_Piece, int]] = field(default_factory=list)
-    holds: bool = False  # the tail is long enough to hold its events back
+    __slots__ = ("holds", "tail")
+
+    def __init__(self, tail: list[tuple[_Piece, int]] | None = None, holds: bool = False) -> None:
+        self.tail = [] if tail is None else tail
+        self.holds = holds  # the tail is long enough to hold its events back
 
     def held_event(self) -> _Event | None:
         if not self.holds:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from .json_path import json_path
+from .records import FrozenRecord, Record
 from .strict_json import loads
 
 MAX_ERRORS = 50
@@ -26,22 +26,27 @@ MAX_MESSAGE_CHARS = 240
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaError:
-    path: str  # JSON path of the offending value: "$", "$.items[2].name", '$["a b"]'
-    message: str  # one bounded line
-    keyword: str  # the failing JSON Schema keyword, or "schema" / "more"
+class SchemaError(FrozenRecord):
+    __slots__ = ("keyword", "message", "path")
+
+    def __init__(self, path: str, message: str, keyword: str) -> None:
+        self.path = path  # JSON path of the offending value: "$", "$.items[2].name", '$["a b"]'
+        self.message = message  # one bounded line
+        self.keyword = keyword  # the failing JSON Schema keyword, or "schema" / "more"
 
     def as_dict(self) -> dict[str, str]:
         return {"path": self.path, "message": self.message, "keyword": self.keyword}
 
 
-@dataclass(slots=True)
-class DeclaredTools:
-    schemas: dict[str, Any | None]  # None: declared without a schema, nothing to check
-    problems: list[str]
-    # tool name -> compiled validator, or None when its schema is absent or invalid
-    _validators: dict[str, Any | None] = field(default_factory=dict, repr=False, compare=False)
+class DeclaredTools(Record):
+    __slots__ = ("_validators", "problems", "schemas")
+    compared = ("schemas", "problems")  # the validators are compiled from the schemas
+
+    def __init__(self, schemas: dict[str, Any | None], problems: list[str]) -> None:
+        self.schemas = schemas  # None: declared without a schema, nothing to check
+        self.problems = problems
+        # tool name -> compiled validator, or None when its schema is absent or invalid
+        self._validators: dict[str, Any | None] = {}
 
     def declares(self, name: str | None) -> bool:
         return name is not None and name in self.schemas

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from dataclasses import dataclass, field
 from typing import Any
 
 from .events import (
@@ -34,6 +33,7 @@ from .events import (
 )
 from .fields import FieldClock
 from .pieces import TextPieces
+from .records import FrozenRecord, Record
 from .schema import DeclaredTools, SchemaError
 from .strict_json import loads, value_end
 from .surrogates import (
@@ -50,46 +50,92 @@ CHANNELS = (Channel.CONTENT, Channel.REASONING, Channel.REFUSAL)
 CHANNEL_CODES = {channel: code for code, channel in enumerate(CHANNELS)}
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
+class Caller(FrozenRecord):
     """What made a call, as the wire says (Anthropic): the model itself (`direct`),
     or code run by the code-execution server tool (programmatic tool calling;
     `tool_id` names that tool's use)."""
 
-    type: str | None
-    tool_id: str | None = None
+    __slots__ = ("tool_id", "type")
+
+    def __init__(self, type: str | None, tool_id: str | None = None) -> None:
+        self.type = type
+        self.tool_id = tool_id
 
     @property
     def is_direct(self) -> bool:
         return self.type == "direct"
 
 
-@dataclass(slots=True)
-class CallSlot:
-    index: int
-    call_id: str | None
-    name: str | None
-    started_at: float
-    item_id: str | None = None  # OpenAI Responses: the fc_… output item id
-    caller: Caller | None = None  # Anthropic: who made the call, when the wire says
-    # The event type that carried the whole call, when that was not the call's own
-    # start (Anthropic: a tool_use block already complete in message_start).
-    started_in: str | None = None
-    named_at: float | None = None  # when the function name first arrived
-    pieces: TextPieces = field(default_factory=TextPieces)  # the argument fragments
-    parsed: bool = False
-    arguments: Any = None
-    error: str | None = None
-    error_position: int | None = None
-    schema_errors: list[SchemaError] = field(default_factory=list)
-    final_raw: str | None = None  # the complete arguments the server restated at the end
-    # The wire events at which the call began, got its id and its name, and was
-    # parsed (or found unfinished at the end).
-    started_event: int = 0
-    id_event: int | None = None
-    name_event: int | None = None
-    settled_event: int | None = None
-    _fields: FieldClock | None = None
+class CallSlot(Record):
+    __slots__ = (
+        "_fields",
+        "arguments",
+        "call_id",
+        "caller",
+        "error",
+        "error_position",
+        "final_raw",
+        "id_event",
+        "index",
+        "item_id",
+        "name",
+        "name_event",
+        "named_at",
+        "parsed",
+        "pieces",
+        "schema_errors",
+        "settled_event",
+        "started_at",
+        "started_event",
+        "started_in",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        call_id: str | None,
+        name: str | None,
+        started_at: float,
+        item_id: str | None = None,
+        caller: Caller | None = None,
+        started_in: str | None = None,
+        named_at: float | None = None,
+        pieces: TextPieces | None = None,
+        parsed: bool = False,
+        arguments: Any = None,
+        error: str | None = None,
+        error_position: int | None = None,
+        schema_errors: list[SchemaError] | None = None,
+        final_raw: str | None = None,
+        started_event: int = 0,
+        id_event: int | None = None,
+        name_event: int | None = None,
+        settled_event: int | None = None,
+    ) -> None:
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+        self.started_at = started_at
+        self.item_id = item_id  # OpenAI Responses: the fc_… output item id
+        self.caller = caller  # Anthropic: who made the call, when the wire says
+        # The event type that carried the whole call, when that was not the call's own
+        # start (Anthropic: a tool_use block already complete in message_start).
+        self.started_in = started_in
+        self.named_at = named_at  # when the function name first arrived
+        self.pieces = TextPieces() if pieces is None else pieces  # the argument fragments
+        self.parsed = parsed
+        self.arguments = arguments
+        self.error = error
+        self.error_position = error_position
+        self.schema_errors = [] if schema_errors is None else schema_errors
+        self.final_raw = final_raw  # the complete arguments the server restated at the end
+        # The wire events at which the call began, got its id and its name, and was
+        # parsed (or found unfinished at the end).
+        self.started_event = started_event
+        self.id_event = id_event
+        self.name_event = name_event
+        self.settled_event = settled_event
+        self._fields: FieldClock | None = None
 
     @property
     def length(self) -> int:
@@ -165,49 +211,135 @@ class CallSlot:
             self.error_position = getattr(exc, "pos", None)
 
 
-@dataclass(slots=True)
-class StreamState:
-    source: str
-    dialect: str
-    text_pieces: TextPieces = field(default_factory=TextPieces)  # every channel, in order
-    text_channels: array[int] = field(default_factory=lambda: array("b"))  # per piece
-    final_text: str | None = None  # the content text as the server restated it at the end
-    calls: dict[int, CallSlot] = field(default_factory=dict)
-    anomalies: list[Anomaly] = field(default_factory=list)
-    status: Status = Status.STREAMING
-    finish_reason: str | None = None
-    finish_trigger: str | None = None
-    error: str | None = None
-    http_status: int | None = None
-    body: str | None = None
-    body_chars: int | None = None  # the whole body's length (`body` may keep only its start)
-    trailing: str = ""
-    trailing_chars: int = 0  # the unterminated event's length (`trailing` may keep its start)
-    events: int = 0
-    bytes_received: int = 0
-    last_data_at: float = 0.0  # arrival time of the latest read
-    response_at: float | None = None  # when the response head arrived
-    read_times: array[float] = field(default_factory=lambda: array("d"))  # every read
-    read_events: array[int] = field(default_factory=lambda: array("q"))  # events by its end
-    read_bytes: array[int] = field(default_factory=lambda: array("q"))  # bytes by its end
-    first_text_at: float | None = None  # content text, not reasoning or refusal
-    last_text_at: float | None = None
-    text_deltas: int = 0
-    finish_at: float | None = None
-    outbox: list[StreamEvent] = field(default_factory=list)
-    live: bool = True  # emit per-event detail (wire and text events); headless needs none
-    fragment_events: bool = True
-    tools: DeclaredTools | None = None  # what the request declared, when it is known
-    stall_threshold: float = STALL_SECONDS
-    now: int = 0  # the stamp of what is recorded now (see the module's docstring)
-    dialect_event: int | None = None
-    finish_event: int | None = None
-    end_event: int | None = None
-    error_event: int | None = None
-    finish_reason_event: int | None = None  # when `finish_reason` was first known
-    _anomaly_keys: dict[tuple[str, int | None], Anomaly] = field(default_factory=dict)
-    _call_anomalies: dict[int, list[Anomaly]] = field(default_factory=dict)
-    _next_free: int = 0  # every lane below it is taken
+class StreamState(Record):
+    __slots__ = (
+        "_anomaly_keys",
+        "_call_anomalies",
+        "_next_free",
+        "anomalies",
+        "body",
+        "body_chars",
+        "bytes_received",
+        "calls",
+        "dialect",
+        "dialect_event",
+        "end_event",
+        "error",
+        "error_event",
+        "events",
+        "final_text",
+        "finish_at",
+        "finish_event",
+        "finish_reason",
+        "finish_reason_event",
+        "finish_trigger",
+        "first_text_at",
+        "fragment_events",
+        "http_status",
+        "last_data_at",
+        "last_text_at",
+        "live",
+        "now",
+        "outbox",
+        "read_bytes",
+        "read_events",
+        "read_times",
+        "response_at",
+        "source",
+        "stall_threshold",
+        "status",
+        "text_channels",
+        "text_deltas",
+        "text_pieces",
+        "tools",
+        "trailing",
+        "trailing_chars",
+    )
+
+    def __init__(
+        self,
+        source: str,
+        dialect: str,
+        text_pieces: TextPieces | None = None,
+        text_channels: array[int] | None = None,
+        final_text: str | None = None,
+        calls: dict[int, CallSlot] | None = None,
+        anomalies: list[Anomaly] | None = None,
+        status: Status = Status.STREAMING,
+        finish_reason: str | None = None,
+        finish_trigger: str | None = None,
+        error: str | None = None,
+        http_status: int | None = None,
+        body: str | None = None,
+        body_chars: int | None = None,
+        trailing: str = "",
+        trailing_chars: int = 0,
+        events: int = 0,
+        bytes_received: int = 0,
+        last_data_at: float = 0.0,
+        response_at: float | None = None,
+        read_times: array[float] | None = None,
+        read_events: array[int] | None = None,
+        read_bytes: array[int] | None = None,
+        first_text_at: float | None = None,
+        last_text_at: float | None = None,
+        text_deltas: int = 0,
+        finish_at: float | None = None,
+        outbox: list[StreamEvent] | None = None,
+        live: bool = True,
+        fragment_events: bool = True,
+        tools: DeclaredTools | None = None,
+        stall_threshold: float = STALL_SECONDS,
+        now: int = 0,
+        dialect_event: int | None = None,
+        finish_event: int | None = None,
+        end_event: int | None = None,
+        error_event: int | None = None,
+        finish_reason_event: int | None = None,
+    ) -> None:
+        self.source = source
+        self.dialect = dialect
+        # every channel, in order
+        self.text_pieces = TextPieces() if text_pieces is None else text_pieces
+        self.text_channels = array("b") if text_channels is None else text_channels  # per piece
+        self.final_text = final_text  # the content text as the server restated it at the end
+        self.calls = {} if calls is None else calls
+        self.anomalies = [] if anomalies is None else anomalies
+        self.status = status
+        self.finish_reason = finish_reason
+        self.finish_trigger = finish_trigger
+        self.error = error
+        self.http_status = http_status
+        self.body = body
+        self.body_chars = body_chars  # the whole body's length (`body` may keep only its start)
+        self.trailing = trailing
+        # the unterminated event's length (`trailing` may keep its start)
+        self.trailing_chars = trailing_chars
+        self.events = events
+        self.bytes_received = bytes_received
+        self.last_data_at = last_data_at  # arrival time of the latest read
+        self.response_at = response_at  # when the response head arrived
+        self.read_times = array("d") if read_times is None else read_times  # every read
+        self.read_events = array("q") if read_events is None else read_events  # events by its end
+        self.read_bytes = array("q") if read_bytes is None else read_bytes  # bytes by its end
+        self.first_text_at = first_text_at  # content text, not reasoning or refusal
+        self.last_text_at = last_text_at
+        self.text_deltas = text_deltas
+        self.finish_at = finish_at
+        self.outbox = [] if outbox is None else outbox
+        self.live = live  # emit per-event detail (wire and text events); headless needs none
+        self.fragment_events = fragment_events
+        self.tools = tools  # what the request declared, when it is known
+        self.stall_threshold = stall_threshold
+        self.now = now  # the stamp of what is recorded now (see the module's docstring)
+        self.dialect_event = dialect_event
+        self.finish_event = finish_event
+        self.end_event = end_event
+        self.error_event = error_event
+        self.finish_reason_event = finish_reason_event  # when `finish_reason` was first known
+        self._anomaly_keys: dict[tuple[str, int | None], Anomaly] = {}
+        self._call_anomalies: dict[int, list[Anomaly]] = {}
+        self._next_free: int = 0  # every lane below it is taken
 
     # -- text ---------------------------------------------------------------
     def append_text(self, channel: Channel, text: str) -> None:

@@ -12,31 +12,39 @@ from typing import Any
 
 from .events import Channel
 from .fields import FieldTiming
+from .records import FrozenRecord
 from .state import CHANNEL_CODES, CallSlot, StreamState
 
 MAX_GAPS = 100  # per list, so a report stays readable on a stream that limps
 CONTENT_CODE = CHANNEL_CODES[Channel.CONTENT]
 
 
-@dataclass(frozen=True, slots=True)
-class Gap:
-    start: float
-    seconds: float
-    after: int  # the read (stream) or fragment (call) the silence followed, from 1
+class Gap(FrozenRecord):
+    __slots__ = ("after", "seconds", "start")
+
+    def __init__(self, start: float, seconds: float, after: int) -> None:
+        self.start = start
+        self.seconds = seconds
+        self.after = after  # the read (stream) or fragment (call) the silence followed, from 1
 
     def as_dict(self) -> dict[str, Any]:
         return {"after": self.after, "start": self.start, "seconds": self.seconds}
 
 
-@dataclass(frozen=True, slots=True)
-class TextRate:
+class TextRate(FrozenRecord):
     """Content text: deltas and characters, and deltas per second between the
     first and the last (a provider sends about one token per delta)."""
 
-    deltas: int
-    chars: int
-    seconds: float | None  # from the first delta to the last
-    deltas_per_second: float | None  # to a tenth; None under two deltas or no time between
+    __slots__ = ("chars", "deltas", "deltas_per_second", "seconds")
+
+    def __init__(
+        self, deltas: int, chars: int, seconds: float | None, deltas_per_second: float | None
+    ) -> None:
+        self.deltas = deltas
+        self.chars = chars
+        self.seconds = seconds  # from the first delta to the last
+        # to a tenth; None under two deltas or no time between
+        self.deltas_per_second = deltas_per_second
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,22 +55,49 @@ class TextRate:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class CallTiming:
+class CallTiming(FrozenRecord):
     """One call: when it started and was named, its fragments and the silences
     between them, and when each top-level field of its arguments became known."""
 
-    index: int
-    name: str | None
-    started: float
-    named: float | None
-    first_fragment: float | None
-    last_fragment: float | None
-    fragments: int
-    gaps: tuple[Gap, ...]  # the first MAX_GAPS silences over the stall threshold
-    gaps_total: int
-    fields: tuple[FieldTiming, ...]
-    first_usable_field: float | None  # the first field whose value was complete
+    __slots__ = (
+        "fields",
+        "first_fragment",
+        "first_usable_field",
+        "fragments",
+        "gaps",
+        "gaps_total",
+        "index",
+        "last_fragment",
+        "name",
+        "named",
+        "started",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        name: str | None,
+        started: float,
+        named: float | None,
+        first_fragment: float | None,
+        last_fragment: float | None,
+        fragments: int,
+        gaps: tuple[Gap, ...],
+        gaps_total: int,
+        fields: tuple[FieldTiming, ...],
+        first_usable_field: float | None,
+    ) -> None:
+        self.index = index
+        self.name = name
+        self.started = started
+        self.named = named
+        self.first_fragment = first_fragment
+        self.last_fragment = last_fragment
+        self.fragments = fragments
+        self.gaps = gaps  # the first MAX_GAPS silences over the stall threshold
+        self.gaps_total = gaps_total
+        self.fields = fields
+        self.first_usable_field = first_usable_field  # the first field whose value was complete
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +115,7 @@ class CallTiming:
         }
 
 
+# Still a dataclass: tests copy one with `dataclasses.replace` (see core/records.py).
 @dataclass(frozen=True, slots=True)
 class StreamTiming:
     """The stream's milestones, its stalls and every call's timing (in index

@@ -6,38 +6,63 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
+
+from ..core.records import FrozenRecord
 
 Clock = Callable[[], float]
 monotonic: Clock = time.monotonic
 
 
-@dataclass(frozen=True, slots=True)
-class RequestSent:
+class RequestSent(FrozenRecord):
     """The request as it went out, secrets already redacted (kept in recordings)."""
 
-    method: str
-    url: str
-    headers: dict[str, str]
-    body: str | None
+    __slots__ = ("body", "headers", "method", "url")
+
+    def __init__(self, method: str, url: str, headers: dict[str, str], body: str | None) -> None:
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+
+    def as_dict(self) -> dict[str, Any]:
+        """As a recording keeps it."""
+        return {
+            "method": self.method,
+            "url": self.url,
+            "headers": dict(self.headers),
+            "body": self.body,
+        }
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseHead:
-    status: int
-    content_type: str
-    reason: str = ""
-    url: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    redirects: tuple[str, ...] = ()  # the URLs that answered with a redirect, in order
-    t: float | None = None  # arrival, where the source knows it
+class ResponseHead(FrozenRecord):
+    __slots__ = ("content_type", "headers", "reason", "redirects", "status", "t", "url")
+
+    def __init__(
+        self,
+        status: int,
+        content_type: str,
+        reason: str = "",
+        url: str = "",
+        headers: dict[str, str] | None = None,
+        redirects: tuple[str, ...] = (),
+        t: float | None = None,
+    ) -> None:
+        self.status = status
+        self.content_type = content_type
+        self.reason = reason
+        self.url = url
+        self.headers = {} if headers is None else headers
+        self.redirects = redirects  # the URLs that answered with a redirect, in order
+        self.t = t  # arrival, where the source knows it
 
 
-@dataclass(frozen=True, slots=True)
-class BodyChunk:
-    data: bytes
-    t: float
+class BodyChunk(FrozenRecord):
+    __slots__ = ("data", "t")
+
+    def __init__(self, data: bytes, t: float) -> None:
+        self.data = data
+        self.t = t
 
 
 TRANSPORT = "transport"  # the connection failed or broke
@@ -51,14 +76,16 @@ STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE})
 TURN_SECONDS = 0.004
 
 
-@dataclass(frozen=True, slots=True)
-class TransportError:
+class TransportError(FrozenRecord):
     """The stream stopped before its end: `kind` says why (one of `STOP_KINDS`),
     `message` is one line a user can act on."""
 
-    message: str
-    t: float
-    kind: str = TRANSPORT
+    __slots__ = ("kind", "message", "t")
+
+    def __init__(self, message: str, t: float, kind: str = TRANSPORT) -> None:
+        self.message = message
+        self.t = t
+        self.kind = kind
 
 
 SourceItem = RequestSent | ResponseHead | BodyChunk | TransportError

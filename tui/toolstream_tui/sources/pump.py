@@ -6,11 +6,11 @@ import time
 import types
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core import StreamSession
 from ..core.events import StreamEvent
+from ..core.records import FrozenRecord
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
 from .base import (
@@ -31,14 +31,22 @@ EventSink = Callable[[list[StreamEvent]], None]
 Result = TypeVar("Result")
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(FrozenRecord):
     """Where a watch stops instead of growing without bound or waiting forever."""
 
-    max_bytes: int = MAX_BYTES
-    max_event_bytes: int = MAX_EVENT_BYTES
-    idle_timeout: float | None = None
-    stall_threshold: float = STALL_SECONDS
+    __slots__ = ("idle_timeout", "max_bytes", "max_event_bytes", "stall_threshold")
+
+    def __init__(
+        self,
+        max_bytes: int = MAX_BYTES,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+        idle_timeout: float | None = None,
+        stall_threshold: float = STALL_SECONDS,
+    ) -> None:
+        self.max_bytes = max_bytes
+        self.max_event_bytes = max_event_bytes
+        self.idle_timeout = idle_timeout
+        self.stall_threshold = stall_threshold
 
     def session(self, source: str, dialect: str | None, **options: bool) -> StreamSession:
         return StreamSession(

@@ -15,10 +15,10 @@ import os
 from array import array
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing, suppress
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.records import FrozenRecord
 from ..core.strict_json import loads
 from .base import (
     STOP_KINDS,
@@ -66,7 +66,7 @@ class Recorder:
 
     def write(self, item: SourceItem) -> None:
         if isinstance(item, RequestSent):
-            self._line({"request": asdict(item)})
+            self._line({"request": item.as_dict()})
         elif isinstance(item, ResponseHead):
             self._line(head_record(item))
         elif isinstance(item, BodyChunk):
@@ -229,12 +229,14 @@ class RecordingError(ValueError):
     """A recording that cannot be replayed; the message says where and why."""
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedRead:
+class RecordedRead(FrozenRecord):
     """One read of the body: it ended at byte `end` and arrived at `t`."""
 
-    end: int
-    t: float | None
+    __slots__ = ("end", "t")
+
+    def __init__(self, end: int, t: float | None) -> None:
+        self.end = end
+        self.t = t
 
 
 TimingRecord = RequestSent | ResponseHead | RecordedRead | TransportError

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import aclosing
-from dataclasses import replace
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..core.redact import REDACTED, SecretPattern, SecretScrubber
@@ -161,13 +160,13 @@ class Redactor:
                         scrubber = SecretScrubber(self.pattern, self.dialect)
                         scrubber.open(200, "")
                     last_t = item.t
-                    item = replace(item, data=scrubber.feed(item.data))  # every read keeps its time
+                    item = BodyChunk(scrubber.feed(item.data), item.t)  # every read keeps its time
                 elif scrubber is not None:
                     rest, scrubber = scrubber.close(), None
                     if rest:
                         yield BodyChunk(rest, last_t)
                 if isinstance(item, TransportError):
-                    item = replace(item, message=self.text(item.message))
+                    item = TransportError(self.text(item.message), item.t, item.kind)
                 yield item
         if scrubber is not None:
             rest = scrubber.close()
