@@ -21,11 +21,10 @@ from __future__ import annotations
 import struct
 import sys
 import zlib
-from contextlib import suppress
 from typing import Any
 
 from .framing import decode_utf8
-from .sse import SSEEvent, SSEItem
+from .sse import SSEEvent, SSEItem, new_event
 from .strict_json import has_long_digit_run
 
 EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
@@ -84,22 +83,25 @@ class EventStreamDecoder:
         buffer += chunk
         items: list[SSEItem] = []
         with memoryview(buffer) as view:  # frames are read in place, not copied out
-            offset = self._frames(view, items)
+            offset = self._frames(buffer, view, items)
         self.long_digit_runs = not items or has_long_digit_run(buffer[:offset])
         del buffer[:offset]
         if self.broken and len(buffer) > self.max_event_bytes:
             self.oversized = True  # what cannot be framed is held no further
         return items
 
-    def _frames(self, view: memoryview, items: list[SSEItem]) -> int:
-        """The whole frames at the start of `view`, each an event in `items`; returns
-        where the rest begins. A frame whose prelude passes every check, whose CRC
-        holds and whose payload is UTF-8 is read here, inline (Bedrock sends one per
-        piece of arguments); any other goes through `_frame_length` and `_frame`,
-        which name what is wrong."""
+    def _frames(self, buffer: bytearray, view: memoryview, items: list[SSEItem]) -> int:
+        """The whole frames at the start of `buffer` (`view` is a view of it), each an
+        event in `items`; returns where the rest begins. A frame whose prelude passes
+        every check, whose CRC holds and whose payload is UTF-8 is read here, inline
+        (Bedrock sends one per piece of arguments); any other goes through
+        `_frame_length` and `_frame`, which name what is wrong."""
         size, offset = len(view), 0
         unpack, crc32, message_crc = PRELUDE.unpack_from, zlib.crc32, MESSAGE_CRC.unpack_from
         named_of, most = self._named.get, self.max_event_bytes
+        # The headers of the frame before, and what they name: the next frame usually
+        # has the same, told without copying them out for the lookup
+        last_raw, last_named = b"", None
         while not (self.broken or self.oversized) and size - offset >= PRELUDE_BYTES:
             total: int | None
             total, headers_length, prelude_crc = unpack(view, offset)
@@ -116,16 +118,26 @@ class EventStreamDecoder:
                 break
             end = offset + total - 4  # where the message CRC begins
             headers = offset + PRELUDE_BYTES
-            named = named_of(bytes(view[headers : headers + headers_length]))
+            if headers_length == len(last_raw) and buffer.startswith(last_raw, headers):
+                named = last_named
+            else:
+                raw = bytes(view[headers : headers + headers_length])
+                named = named_of(raw)
+                if named is not None:
+                    last_raw, last_named = raw, named
             payload = None
             if named and not named[2] and crc32(view[offset:end]) == message_crc(view, end)[0]:
-                with suppress(UnicodeDecodeError):  # `_frame` tells it
+                # not `suppress`: entering and leaving it cost more than reading the frame
+                try:  # noqa: SIM105
                     payload = str(view[headers + headers_length : end], "utf-8")
+                except UnicodeDecodeError:  # `_frame` tells it
+                    pass
             if named is None or payload is None:
                 items.append(self._frame(view, offset, total))
             else:
                 self.dispatched += 1
-                items.append(SSEEvent(self.dispatched, named[0], payload or named[1], None, None))
+                event = (self.dispatched, named[0], payload or named[1], None, None, True)
+                items.append(new_event(SSEEvent, event))
             offset += total
         return offset
 

@@ -30,6 +30,13 @@ class SSEEvent(NamedTuple):
     valid_utf8: bool = True  # False: some bytes were not UTF-8 (shown as U+FFFD)
 
 
+# `SSEEvent(...)` runs the named tuple's `__new__`, a Python function; the framers
+# make one per event with `new_event(SSEEvent, (number, event, data, id, retry,
+# valid_utf8))`, the tuple's own constructor, in a third of the time (on 48k
+# Bedrock frames, 25 ms of CPU less).
+new_event = tuple.__new__
+
+
 class SSEComment(NamedTuple):
     """A comment line (`: keep-alive`); kept so the raw log shows it."""
 
@@ -86,27 +93,38 @@ class SSEDecoder:
         end = buffer.rfind(b"\n\n", end)
         complete = bytes(buffer[:end])
         del buffer[: end + 2]
-        blocks = complete.split(b"\n\n")
-        if len(complete) > limit:  # only then can one block be too long
-            blocks = self._before_oversized(blocks)
-        elif len(buffer) > limit:
-            self._check_pending()
         self.long_digit_runs = has_long_digit_run(complete)
+        if len(complete) > limit:  # only then can one block be too long
+            return self._take_blocks(self._before_oversized(complete.split(b"\n\n")))
+        if len(buffer) > limit:
+            self._check_pending()
+        return self._take_blocks(complete.split(b"\n\n"))
+
+    def _take_blocks(self, blocks: list[bytes]) -> list[SSEItem]:
+        """The events of whole blocks. The usual ones, one `data:` line with or
+        without an `event:` line before it, are made here, in the fewest steps."""
         items: list[SSEItem] = []
+        dispatched, last_id = self.dispatched, self._last_id
         for block in blocks:
             line_end = block.find(b"\n")
-            if block[:6] == b"data: " and line_end < 0:  # the usual event, fast
-                self.dispatched += 1
-                data, valid = self._decode(block[6:])
-                items.append(SSEEvent(self.dispatched, "", data, self._last_id, None, valid))
-            elif block[:7] == b"event: " and _one_data_line(block, line_end):  # typed, fast
-                self.dispatched += 1
-                kind, kind_valid = self._decode(block[7:line_end])
-                data, valid = self._decode(block[line_end + 7 :])
-                valid = valid and kind_valid
-                items.append(SSEEvent(self.dispatched, kind, data, self._last_id, None, valid))
+            if block[:6] == b"data: " and line_end < 0:
+                kind, data = b"", block[6:]
+            elif block[:7] == b"event: " and _one_data_line(block, line_end):
+                kind, data = block[7:line_end], block[line_end + 7 :]
             else:
+                self.dispatched = dispatched
                 self._take_block(block, items)
+                dispatched, last_id = self.dispatched, self._last_id
+                continue
+            dispatched += 1
+            try:  # both valid UTF-8, as a server sends them: decoded with no more steps
+                event = (dispatched, kind.decode(), data.decode(), last_id, None, True)
+            except UnicodeDecodeError:
+                name, name_valid = self._decode(kind)
+                text, valid = self._decode(data)
+                event = (dispatched, name, text, last_id, None, valid and name_valid)
+            items.append(new_event(SSEEvent, event))
+        self.dispatched = dispatched
         return items
 
     def _check_pending(self) -> None:
@@ -164,7 +182,8 @@ class SSEDecoder:
         if b"\r" not in chunk:
             return chunk
         self._skip_lf = chunk.endswith(b"\r")
-        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        chunk = chunk.replace(b"\r\n", b"\n")
+        return chunk.replace(b"\r", b"\n") if b"\r" in chunk else chunk  # CRs alone: rare
 
     @staticmethod
     def _decode(data: bytes) -> tuple[str, bool]:
