@@ -13,7 +13,6 @@ import ctypes.util
 import dataclasses
 import pickle
 import struct
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,6 @@ CHUNK_KIND, PICKLE_KIND = b"b", b"p"
 FLUSH_POLL_S = 0.01
 BATCH_S = 0.01  # the watcher's screen redraws far less often than this
 BATCH_BYTES = 256 * 1024
-LAGGED_BYTES = 8 << 20  # held past this, the allocator is trimmed once the watcher caught up
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 MMAP_THRESHOLD = 256 * 1024  # blocks this big or bigger are mapped on their own
 
@@ -181,17 +179,6 @@ class Gap:
     announced: bool = False  # the WatchGap has gone to the watcher
 
 
-def glibc() -> ctypes.CDLL | None:
-    """The C library, where it is glibc (whose allocator the two functions below
-    tune); None elsewhere."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name)
-        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
-    except OSError:
-        return None
-
-
 def give_large_blocks_back_at_once() -> None:
     """Blocks of MMAP_THRESHOLD bytes and more get pages of their own, returned
     to the system when freed. glibc starts so (at 128 KiB), but raises the
@@ -199,21 +186,10 @@ def give_large_blocks_back_at_once() -> None:
     backlog held for a lagging watcher had been freed, the next ones grew inside
     the forwarder thread's arena, whose pages stayed (bench/proxy.py --soak at
     256 streams: idle RSS 46 -> 84 -> 87 MB over the cycles; with the threshold
-    fixed, 49 -> 47 -> 47 MB). Call before the threads start."""
-    libc = glibc()
-    if libc is not None:
-        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-
-
-def release_freed_memory() -> None:
-    """Give the pages the allocator keeps free back to the system (glibc's
-    malloc_trim; elsewhere nothing). A backlog held for a lagging watcher is freed
-    once it caught up, but glibc keeps the pages of the forwarder's thread arena:
-    the soak at 256 streams left the forwarder 55 MB bigger each cycle. Run off the
-    loop: it walks every arena."""
-    libc = glibc()
-    if libc is not None:
-        libc.malloc_trim(0)
+    fixed, 49 -> 47 -> 47 MB, and no need to trim the arenas once the watcher has
+    caught up). glibc only; call before the threads start."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(ctypes.util.find_library("c")).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
 class PipeFeed(asyncio.Protocol):
@@ -249,7 +225,6 @@ class PipeFeed(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._paused = False
         self._gaps: dict[int, Gap] = {}  # requests whose body the watcher no longer gets
-        self._lagged = False  # it held a backlog since the allocator was last trimmed
 
     async def open(self, fd: int) -> None:
         pipe = open(fd, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
@@ -268,10 +243,6 @@ class PipeFeed(asyncio.Protocol):
         self._paused = False
         if self._frames:
             self._write()
-        elif self._lagged:  # the watcher has caught up with a backlog
-            self._lagged = False
-            # A thread of its own that ends: the executor's would outlive the trim.
-            threading.Thread(target=release_freed_memory, daemon=True).start()
 
     @property
     def held(self) -> int:
@@ -307,8 +278,6 @@ class PipeFeed(asyncio.Protocol):
         if not self._frames and not self._paused:
             self._timer = asyncio.get_running_loop().call_later(BATCH_S, self._write)
         self._frames += data
-        if self._paused and len(self._frames) > LAGGED_BYTES:
-            self._lagged = True
         if len(self._frames) >= BATCH_BYTES and not self._paused:
             self._write()
 
