@@ -44,7 +44,7 @@ MUTANTS = (
     Mutant(
         "proxy-crlf",
         "the proxy passes body bytes through exactly",
-        "proxy/forwarder.py",
+        "proxy/relay.py",
         '"body": data, "more_body": True}',
         '"body": data.replace(b"\\r\\n", b"\\n"), "more_body": True}',
         ("tests/proxy/test_proxy.py", "-k", "byte_for_byte or untouched"),
@@ -52,7 +52,7 @@ MUTANTS = (
     Mutant(
         "proxy-status",
         "the client gets upstream's status",
-        "proxy/forwarder.py",
+        "proxy/relay.py",
         '"status": response.status_code,',
         '"status": 200,',
         ("tests/proxy/test_proxy.py", "-k", "byte_for_byte or status_headers"),
@@ -60,7 +60,7 @@ MUTANTS = (
     Mutant(
         "proxy-first-batch",
         "what came with the response head is forwarded",
-        "proxy/forwarder.py",
+        "proxy/relay.py",
         "if (batch := reads.take_held()) is not None:",
         "if (batch := reads.take_held()) is not None and False:",
         ("tests/proxy/test_proxy.py", "-k", "byte_for_byte"),
@@ -68,7 +68,7 @@ MUTANTS = (
     Mutant(
         "proxy-hop-by-hop",
         "hop-by-hop response headers are not forwarded",
-        "proxy/forwarder.py",
+        "proxy/relay.py",
         "for name, value in end_to_end(head, frozenset())",
         "for name, value in head",
         ("tests/proxy/test_proxy.py", "-k", "hop_by_hop or status_headers"),
