@@ -14,7 +14,7 @@ from toolstream_tui.app.screens.inspector import FragmentList, InspectorScreen
 from toolstream_tui.app.screens.stream import StreamScreen
 from toolstream_tui.core import StreamSession
 from toolstream_tui.core.visible import escaped
-from toolstream_tui.views import FragmentRows
+from toolstream_tui.views.fragments import FragmentRows
 from toolstream_tui.watching.options import WatchOptions
 from toolstream_tui.watching.stream import Watch
 

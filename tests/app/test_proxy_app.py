@@ -25,7 +25,7 @@ from toolstream_tui.app.screens.stream import StreamScreen
 from toolstream_tui.core import StreamSession
 from toolstream_tui.proxy.requests import RequestList, RequestRecord
 from toolstream_tui.proxy.server import ProxyConfig, ProxyServer
-from toolstream_tui.views import REQUEST_COLUMNS, column_widths, request_row
+from toolstream_tui.views.requests import REQUEST_COLUMNS, column_widths, request_row
 from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (170, 30)

@@ -44,7 +44,8 @@ from toolstream_tui.core.upto import report_upto, report_upto_json
 from toolstream_tui.core.visible import inert
 from toolstream_tui.proxy.requests import RequestList
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
-from toolstream_tui.views import FragmentRows, anomalies_seen
+from toolstream_tui.views.cursor import anomalies_seen
+from toolstream_tui.views.fragments import FragmentRows
 from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (64, 30)  # narrow: text and buffers wrap over several lines

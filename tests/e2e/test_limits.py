@@ -32,7 +32,7 @@ from toolstream_tui.sources.base import (
 )
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.recording import source_items
-from toolstream_tui.views import status_view
+from toolstream_tui.views.status import status_view
 
 WEATHER = load_scenario("weather").rendered
 EDGES = [-1, 0, 1]  # the limit one byte short of the size, equal to it, one byte over

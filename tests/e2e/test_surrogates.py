@@ -37,7 +37,7 @@ from toolstream_tui.core.surrogates import (
 from toolstream_tui.core.visible import escaped, inert, inert_text, json_inert
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Tape, TapeSource
-from toolstream_tui.views import FragmentRows
+from toolstream_tui.views.fragments import FragmentRows
 from toolstream_tui.watching.bundle import REPORT, SCREENSHOT, write_bundle
 from toolstream_tui.watching.options import WatchOptions
 

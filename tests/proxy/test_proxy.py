@@ -62,7 +62,7 @@ from toolstream_tui.sources import Limits, pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
-from toolstream_tui.views import request_row
+from toolstream_tui.views.requests import request_row
 
 WEATHER = load_scenario("weather")
 

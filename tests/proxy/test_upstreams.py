@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers.proxy import WAIT_S, RunningProxy
 from toolstream_stubs import StubServer, load_scenario
-from toolstream_tui.views import request_row
+from toolstream_tui.views.requests import request_row
 
 WEATHER = load_scenario("weather")
 HEAD_TIMEOUT_S = 0.3

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from tests.helpers.streaming import chunk, sse, tc
 from toolstream_tui.core import StreamSession
-from toolstream_tui.views import CallsAt, call_counts, status_view
+from toolstream_tui.views.cursor import CallsAt, call_counts
+from toolstream_tui.views.status import status_view
 
 BODY = sse(
     chunk(tc(0, "call_a", "get_time", "{}")),

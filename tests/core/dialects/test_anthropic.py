@@ -22,8 +22,10 @@ from toolstream_tui.core.events import (
     TextAppended,
     WireEvent,
 )
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
-from toolstream_tui.views import FragmentRows, lane_title, lane_view
+from toolstream_tui.views.fragments import FragmentRows
+from toolstream_tui.views.lanes import lane_title, lane_view
 
 # -- payload builders -----------------------------------------------------------
 
@@ -337,7 +339,7 @@ def test_max_tokens_with_cut_input_finishes_with_an_unparsable_call() -> None:
     assert r.call(0)["arguments"] is None
     assert r.call(0)["arguments_raw"] == '{"city": "San Fra'
     assert r.call(0)["error"].startswith("invalid JSON arguments")
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_arguments_are_parsed_at_message_stop_not_before() -> None:
@@ -427,7 +429,7 @@ def test_stream_cut_before_message_stop_is_truncated() -> None:
     assert r.call(0)["arguments"] is None
     assert r.call(0)["error"] == TRUNCATED_CALL_ERROR
     assert not any(isinstance(e, CallParsed | FinishSeen) for e in r.events)
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_stream_cut_after_message_delta_is_still_truncated() -> None:
@@ -435,7 +437,7 @@ def test_stream_cut_after_message_delta_is_still_truncated() -> None:
     assert r.report["status"] == "truncated"
     assert r.report["finish_reason"] == "tool_use"  # known, but message_stop never came
     assert r.call(0)["error"] == TRUNCATED_CALL_ERROR
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_stream_cut_mid_event_keeps_the_tail() -> None:
@@ -446,7 +448,7 @@ def test_stream_cut_mid_event_keeps_the_tail() -> None:
     assert r.call(0)["arguments_raw"] == '{"a'
     assert r.kinds == ["unterminated-event"]
     assert '"ind' in r.report["trailing"]
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_error_event_fails_the_stream() -> None:
@@ -818,7 +820,7 @@ def test_a_stream_cut_after_message_start_keeps_the_whole_input() -> None:
     assert r.report["status"] == "truncated"
     assert r.call(0)["arguments_raw"] == '{"player":"player2"}'
     assert r.call(0)["error"] == TRUNCATED_CALL_ERROR
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_a_stream_cut_after_a_full_input_block_start_keeps_that_input() -> None:

@@ -17,7 +17,8 @@ from toolstream_tui.core.events import (
     StreamEvent,
     WireComment,
 )
-from toolstream_tui.views import FragmentRows
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
+from toolstream_tui.views.fragments import FragmentRows
 
 DONE = "[DONE]"
 
@@ -197,7 +198,7 @@ def test_unparseable_arguments_give_position_and_keep_raw() -> None:
     assert call["arguments_raw"] == '{"a": 1,}'
     assert "line 1 column 9 (char 8)" in call["error"]
     assert call["error_position"] == 8
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_parse_error_position_on_a_later_line() -> None:
@@ -215,7 +216,7 @@ def test_one_bad_call_fails_the_exit_code_but_others_still_parse() -> None:
     )
     assert r.args() == [{"ok": True}, None]
     assert r.calls[1]["error"] is not None
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_arguments_sent_as_object_are_serialised_compactly() -> None:
@@ -239,14 +240,14 @@ def test_no_finish_trigger_is_truncated_with_partial_buffers_kept() -> None:
     assert r.calls[0]["arguments"] is None
     assert r.calls[0]["error"] is not None
     assert not any(isinstance(e, CallParsed | FinishSeen) for e in r.events)
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_complete_looking_arguments_without_a_finish_are_still_truncated() -> None:
     r = run_sse(chunk(tc(0, "call_1", "f", '{"a": 1}')))
     assert r.report["status"] == "truncated"
     assert r.args() == [None]
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_finish_reason_without_done_finishes_and_reports_done_missing() -> None:
@@ -352,7 +353,7 @@ def test_id_changed_mid_arguments_starts_a_new_lane() -> None:
     assert r.kinds == ["id-changed"]
     assert r.calls[0]["error"] is not None
     assert r.args() == [None, {}]
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_new_index_after_a_reused_index_takes_the_next_free_lane() -> None:
@@ -503,7 +504,7 @@ def test_fragment_after_complete_json_is_reported_and_fails_the_parse() -> None:
     assert r.calls[0]["arguments"] is None
     assert "Extra data" in r.calls[0]["error"]
     assert r.calls[0]["error_position"] == 8
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_merged_signature_inside_one_fragment_is_reported() -> None:
@@ -619,10 +620,14 @@ def test_field_only_block_is_not_reported_as_data_not_json() -> None:
     [
         (TEXTBOOK, "finished", 0),
         ((chunk(content="hi"), chunk(finish="stop"), DONE), "finished", 0),
-        ((chunk(tc(0, "a", "f", "{}")),), "truncated", 2),
-        ((chunk(tc(0, "a", "f", "{")), chunk(finish="tool_calls"), DONE), "finished", 2),
+        ((chunk(tc(0, "a", "f", "{}")),), "truncated", EXIT_INCOMPLETE),
+        (
+            (chunk(tc(0, "a", "f", "{")), chunk(finish="tool_calls"), DONE),
+            "finished",
+            EXIT_INCOMPLETE,
+        ),
         ((chunk(tc(0, "a", "f", "{}")), {"error": {"message": "boom"}}), "error", 1),
-        ((), "truncated", 2),
+        ((), "truncated", EXIT_INCOMPLETE),
     ],
     ids=["clean", "text-only", "truncated", "parse-failure", "error-event", "empty-body"],
 )
@@ -777,7 +782,7 @@ def test_interrupt_after_partial_data_is_truncated_with_connection_lost() -> Non
     assert report["tool_calls"][0]["arguments_raw"] == '{"city": "Par'
     assert report["tool_calls"][0]["arguments"] is None
     assert not any(isinstance(e, CallParsed) for e in events)
-    assert exit_code(session.state) == 2
+    assert exit_code(session.state) == EXIT_INCOMPLETE
 
 
 def test_interrupt_after_the_finish_keeps_the_finished_stream() -> None:

@@ -110,7 +110,7 @@ async def capture_app(
 def list_app(capture: Capture, path: Path, log: RequestList) -> RequestListApp:
     """The request list for the capture's entries, before they are read (`fill`)."""
     from ..app.apps.proxy import RequestListApp  # Textual loads only for the UI
-    from ..views import plural
+    from ..views.words import plural
 
     streams = len(capture.streams)
     origin = (

@@ -24,7 +24,8 @@ from textual.widgets import Static
 
 from ...proxy.requests import Change, RequestList, RequestRecord
 from ...sources.base import Clock
-from ...views import REQUEST_COLUMNS, column_widths, plural, request_row
+from ...views.requests import REQUEST_COLUMNS, column_widths, request_row
+from ...views.words import plural
 from ...watching.options import WatchOptions
 from ...watching.stream import Watch
 from ..input_first import InputFirstApp

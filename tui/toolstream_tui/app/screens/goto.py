@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from ...views import parse_position
+from ...views.scrub import parse_position
 
 
 class GotoScreen(ModalScreen[tuple[str, float] | None]):

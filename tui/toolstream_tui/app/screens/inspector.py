@@ -25,7 +25,8 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from ...core.visible import inert
-from ...views import FRAGMENT_COLUMNS, FragmentRows, fragment_cells, plural
+from ...views.fragments import FRAGMENT_COLUMNS, FragmentRows, fragment_cells
+from ...views.words import plural
 from ..widgets.content_size import set_content_size
 from ..widgets.key_footer import KeyFooter
 from ..wrapped import fit_cell

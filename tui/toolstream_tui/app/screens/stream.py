@@ -29,6 +29,8 @@ from ...core.state import CallSlot
 from ...core.timing import reads_upto, stream_timing
 from ...core.upto import (
     cursor_for_event,
+    is_over,
+    is_settled,
     next_anomaly,
     next_call_moment,
     previous_anomaly,
@@ -36,22 +38,12 @@ from ...core.upto import (
     report_upto_json,
 )
 from ...core.visible import inert_text
-from ...views import (
-    CallsAt,
-    FragmentRows,
-    anomalies_seen,
-    call_row,
-    calls_upto,
-    cursor_for,
-    is_over,
-    is_settled,
-    lane_title,
-    lane_view,
-    parsed_upto,
-    scrub_view,
-    shortened,
-    status_view,
-)
+from ...views.cursor import CallsAt, anomalies_seen, calls_upto, parsed_upto
+from ...views.fragments import FragmentRows
+from ...views.lanes import call_row, lane_title, lane_view
+from ...views.scrub import cursor_for, scrub_view
+from ...views.status import status_view
+from ...views.words import shortened
 from ...watching.bundle import write_bundle
 from ...watching.stream import Watch
 from ..widgets.key_footer import KeyFooter

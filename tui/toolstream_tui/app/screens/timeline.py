@@ -22,7 +22,7 @@ from textual.widget import Widget
 from ...core.fields import FieldTiming
 from ...core.timing import CallTiming, Gap, StreamTiming, TextRate, gaps
 from ...core.visible import inert
-from ...views import ScrubView
+from ...views.scrub import ScrubView
 from ..widgets.key_footer import KeyFooter
 from ..widgets.scrub_bar import ScrubBar
 

@@ -19,7 +19,7 @@ from textual.widgets import Static
 from ...core.preview import ArgumentsPreview
 from ...core.state import CallSlot
 from ...core.visible import inert
-from ...views import LaneView
+from ...views.lanes import LaneView
 from ..wrapped import FragmentText
 from .arguments_tree import ArgumentsTree
 from .wrapped_view import WrappedView

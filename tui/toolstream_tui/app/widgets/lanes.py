@@ -28,7 +28,7 @@ from textual.widgets import Static
 
 from ...core.state import CallSlot, StreamState
 from ...core.visible import inert
-from ...views import LaneView, lane_heights
+from ...views.lanes import LaneView, lane_heights
 from .content_size import set_content_size
 from .lane import LEAST_ROWS, CallLane
 

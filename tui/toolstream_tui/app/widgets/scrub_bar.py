@@ -12,7 +12,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from ...views import ScrubView
+from ...views.scrub import ScrubView
 
 FILLED, EMPTY, CURSOR, ANOMALY = "━", "─", "●", "▲"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ...views import StatusView, fit_parts
+from ...views.status import StatusView, fit_parts
 
 SEPARATOR = " · "
 STYLES = {
