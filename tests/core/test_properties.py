@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.helpers.streaming import CHARS, OBJECTS, TEXT, cut, writes
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import CallParsed, FinishSeen, StreamEvent
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 
 # -- JSON arguments -------------------------------------------------------------
 
@@ -269,5 +270,5 @@ def test_without_finish_or_done_the_stream_is_truncated_with_raw_kept(
     assert all(c["error"] for c in report["tool_calls"])
     assert report["anomalies"] == []
     assert not any(isinstance(e, CallParsed | FinishSeen) for e in events)
-    assert exit_code(session.state) == 2
+    assert exit_code(session.state) == EXIT_INCOMPLETE
     check_fragments_recorded(session, scenario)

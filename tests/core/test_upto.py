@@ -18,6 +18,7 @@ import pytest
 from tests.helpers.cli import console_script
 from toolstream_stubs import list_scenarios, load_scenario
 from toolstream_tui.core import StreamSession, build_report
+from toolstream_tui.core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from toolstream_tui.core.upto import (
     cursor_for_event,
     event_at_time,
@@ -169,7 +170,7 @@ def run_headless(*args: str) -> dict[str, Any]:
         timeout=120,
         check=False,
     )
-    assert done.returncode in (0, 1, 2), done.stderr
+    assert done.returncode in (EXIT_OK, EXIT_FAILED, EXIT_INCOMPLETE), done.stderr
     return json.loads(done.stdout)
 
 

@@ -20,6 +20,7 @@ from tests.helpers.proxy import RunningProxy
 from tests.helpers.streaming import untimed
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.scenarios import scenario_names
+from toolstream_tui.core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from toolstream_tui.sources.recording import timing_path
 
 PREFIXES = ("gemini-", "vertex-", "bedrock-", "cohere-", "ollama-", "aisdk-")
@@ -35,7 +36,7 @@ def said(report: dict[str, Any]) -> dict[str, Any]:
 
 def headless(cli: CliRunner, *args: str) -> dict[str, Any]:
     result = cli("--headless", *args)
-    assert result.returncode in (0, 1, 2), result.stderr
+    assert result.returncode in (EXIT_OK, EXIT_FAILED, EXIT_INCOMPLETE), result.stderr
     return json.loads(result.stdout)
 
 

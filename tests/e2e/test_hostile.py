@@ -18,6 +18,7 @@ from tests.helpers.waiting import until
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core import build_report
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.session import StreamSession
 from toolstream_tui.sources.http import HttpRequest, HttpSource, trusting_no_certificate
 from toolstream_tui.sources.replay import ReplaySource
@@ -84,7 +85,7 @@ def test_total_size_limit_ends_the_stream_as_truncated_keeping_what_came(
 ) -> None:
     result = cli("--headless", "--scenario", "huge-args", "--speed", "0", "--max-bytes", "50000")
     report = json.loads(result.stdout)
-    assert result.returncode == 2
+    assert result.returncode == EXIT_INCOMPLETE
     assert report["status"] == "truncated"
     assert report["bytes"] == 50000
     (limit,) = [a for a in report["anomalies"] if a["kind"] == "limit-reached"]
@@ -123,7 +124,7 @@ def test_event_size_limit_cuts_an_event_that_arrives_whole_in_one_read() -> None
 def test_max_event_bytes_holds_for_a_scenario_whose_events_arrive_whole(cli: CliRunner) -> None:
     result = cli("--headless", "--scenario", "weather", "--speed", "0", "--max-event-bytes", "100")
     report = json.loads(result.stdout)
-    assert result.returncode == 2
+    assert result.returncode == EXIT_INCOMPLETE
     assert report["status"] == "truncated"
     (limit,) = [a for a in report["anomalies"] if a["kind"] == "limit-reached"]
     assert "100 bytes" in limit["detail"]

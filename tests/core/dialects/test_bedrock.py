@@ -22,6 +22,7 @@ from toolstream_tui.core.dialects.detect import (
     dialect_of_event,
     dialect_of_head,
 )
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 
@@ -151,7 +152,7 @@ def test_a_stream_without_message_stop_is_truncated_with_the_partial_input_kept(
     result = play(start(), tool(0), tool_input(0, '{"path": "/et'))
     assert result.report["status"] == "truncated"
     assert result.calls[0]["arguments_raw"] == '{"path": "/et'
-    assert result.code == 2
+    assert result.code == EXIT_INCOMPLETE
 
 
 def test_metadata_after_message_stop_is_usual_other_events_are_not() -> None:

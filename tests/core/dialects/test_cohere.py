@@ -16,6 +16,7 @@ from tests.helpers.streaming import OBJECTS, TEXT, Run, cut, run, serialise, wri
 from toolstream_tui.core import SSEEvent, StreamSession, build_report, exit_code
 from toolstream_tui.core.dialects.cohere import CohereDialect
 from toolstream_tui.core.dialects.detect import dialect_of_completion, dialect_of_payload
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
 
 # -- payload builders -----------------------------------------------------------
@@ -237,7 +238,7 @@ def test_stream_cut_mid_arguments_is_truncated_with_the_partial_buffer() -> None
     assert r.report["finish_reason"] is None
     assert r.calls[0]["arguments_raw"] == '{"city": "Lis'
     assert r.calls[0]["error"] == TRUNCATED_CALL_ERROR
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_stream_cut_mid_event_keeps_the_tail() -> None:

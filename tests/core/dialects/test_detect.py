@@ -27,6 +27,7 @@ from toolstream_tui.core.dialects.detect import (
 )
 from toolstream_tui.core.dialects.responses import OpenAIResponsesDialect
 from toolstream_tui.core.events import DialectDetected, StreamEvent
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 
 CHAT, ANTHROPIC, RESPONSES = "openai-chat", "anthropic", "openai-responses"
 DIALECT_OF_ENDPOINT = {
@@ -164,7 +165,7 @@ EXPECTED_OUTCOME: dict[str, tuple[str, int, str | None, list[str]]] = {
     "anthropic-error": ("error", 1, None, ["error-event"]),
     "anthropic-full-input": ("finished", 0, "tool_use", []),
     "anthropic-json": ("finished", 0, "tool_use", []),
-    "anthropic-max-tokens": ("finished", 2, "max_tokens", []),
+    "anthropic-max-tokens": ("finished", EXIT_INCOMPLETE, "max_tokens", []),
     "anthropic-no-event-lines": ("finished", 0, "tool_use", []),
     "anthropic-parallel": ("finished", 0, "tool_use", []),
     "anthropic-quirks": (
@@ -175,17 +176,17 @@ EXPECTED_OUTCOME: dict[str, tuple[str, int, str | None, list[str]]] = {
     ),
     "anthropic-text-tools": ("finished", 0, "tool_use", []),
     "anthropic-thinking": ("finished", 0, "tool_use", []),
-    "anthropic-truncated": ("truncated", 2, None, ["unterminated-event"]),
+    "anthropic-truncated": ("truncated", EXIT_INCOMPLETE, None, ["unterminated-event"]),
     "responses-done-mismatch": ("finished", 0, "completed", ["done-mismatch"]),
     "responses-done-only": ("finished", 0, "completed", []),
     "responses-error": ("error", 1, None, ["error-event"]),
     "responses-failed": ("error", 1, "failed", ["error-event"]),
-    "responses-incomplete": ("finished", 2, "incomplete:max_output_tokens", []),
+    "responses-incomplete": ("finished", EXIT_INCOMPLETE, "incomplete:max_output_tokens", []),
     "responses-interleaved": ("finished", 0, "completed", []),
     "responses-litellm": ("finished", 0, "completed", ["data-after-completed"]),
     "responses-lost-delta": ("finished", 0, "completed", ["done-mismatch", "sequence-gap"]),
     "responses-reasoning": ("finished", 0, "completed", []),
-    "responses-truncated": ("truncated", 2, None, []),
+    "responses-truncated": ("truncated", EXIT_INCOMPLETE, None, []),
 }
 
 

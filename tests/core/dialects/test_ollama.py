@@ -17,6 +17,7 @@ from tests.helpers.streaming import OBJECTS, TEXT, Run, run, writes
 from toolstream_tui.core import SSEEvent, StreamSession, build_report, exit_code
 from toolstream_tui.core.dialects.detect import dialect_of_completion, dialect_of_payload
 from toolstream_tui.core.dialects.ollama import OllamaDialect
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
 
 NDJSON = "application/x-ndjson"
@@ -178,7 +179,11 @@ def test_stop_after_tool_calls_is_no_anomaly() -> None:
 
 def test_a_stream_without_a_done_line_is_truncated_and_keeps_its_calls() -> None:
     r = run_lines(line(content="Hi"), calls(tool_call(args={"q": "x"})))
-    assert (r.report["status"], r.report["finish_reason"], r.code) == ("truncated", None, 2)
+    assert (r.report["status"], r.report["finish_reason"], r.code) == (
+        "truncated",
+        None,
+        EXIT_INCOMPLETE,
+    )
     assert r.report["text"] == "Hi"
     assert r.calls[0]["arguments_raw"] == '{"q":"x"}'
     assert r.calls[0]["error"] == TRUNCATED_CALL_ERROR

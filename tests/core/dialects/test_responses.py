@@ -22,6 +22,7 @@ from toolstream_tui.core.events import (
     TextAppended,
     WireEvent,
 )
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.state import INTERRUPTED_CALL_ERROR, TRUNCATED_CALL_ERROR
 
 # -- payload builders -----------------------------------------------------------
@@ -710,7 +711,7 @@ def test_incomplete_names_its_reason(reason: str | None, expected: str) -> None:
     assert r.report["status"] == "finished"
     assert r.call(0)["arguments"] is None
     assert r.call(0)["error"].startswith("invalid JSON arguments")
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_failed_is_an_error() -> None:
@@ -758,7 +759,7 @@ def test_no_final_response_event_is_truncated() -> None:
     assert r.call(0)["arguments_raw"] == '{"city": "Na'
     assert r.call(0)["error"] == TRUNCATED_CALL_ERROR
     assert not any(isinstance(e, CallParsed | FinishSeen) for e in r.events)
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_all_done_events_without_response_completed_is_still_truncated() -> None:
@@ -767,7 +768,7 @@ def test_all_done_events_without_response_completed_is_still_truncated() -> None
         call_done(0, "{}"),
     )  # fmt: skip
     assert r.report["status"] == "truncated"
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_arguments_are_parsed_at_the_response_end_not_before() -> None:

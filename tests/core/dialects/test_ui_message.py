@@ -15,6 +15,7 @@ from tests.helpers.streaming import OBJECTS, Run, cut, serialise, writes
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.dialects.detect import dialect_of_event
 from toolstream_tui.core.events import DialectDetected, StreamEvent
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.sse import SSEEvent
 from toolstream_tui.core.state import INTERRUPTED_CALL_ERROR, TRUNCATED_CALL_ERROR
 
@@ -333,7 +334,7 @@ def test_a_stream_cut_mid_input_is_truncated_with_the_partial_input_kept() -> No
     assert r.report["status"] == "truncated"
     assert r.call(0)["arguments_raw"] == '{"city": "Na'
     assert r.call(0)["error"] == TRUNCATED_CALL_ERROR
-    assert r.code == 2
+    assert r.code == EXIT_INCOMPLETE
 
 
 def test_an_error_chunk_fails_the_stream() -> None:
