@@ -200,7 +200,7 @@ class UpstreamConnection(asyncio.Protocol):
     async def head(self, timeout: float | None) -> None:
         while not self.head_complete:
             if self.error is not None:
-                raise self.error
+                raise self._failure()
             await self._wait(timeout)
 
     async def take(self, timeout: float | None) -> tuple[bytes, float] | None:
@@ -210,7 +210,7 @@ class UpstreamConnection(asyncio.Protocol):
             if self.complete:
                 return None
             if self.error is not None:
-                raise self.error
+                raise self._failure()
             await self._wait(timeout)
         return self.take_held()
 
@@ -224,6 +224,14 @@ class UpstreamConnection(asyncio.Protocol):
             self.paused = False
             self.transport.resume_reading()
         return data, self.held_since
+
+    def _failure(self) -> httpx.TransportError:
+        """The error to raise: a copy of the one kept, which, once raised, would hold
+        this connection through the frames of its traceback (a cycle again)."""
+        assert self.error is not None
+        error = type(self.error)(*self.error.args)
+        error.__cause__ = self.error.__cause__
+        return error
 
     @property
     def reusable(self) -> bool:
