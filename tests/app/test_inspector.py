@@ -9,7 +9,8 @@ from typing import Any
 
 from textual.app import App
 
-from tests.helpers.streaming import chunk, run, sse, tc
+from tests.helpers.sse import sse
+from tests.helpers.streaming import chunk, run, tc
 from toolstream_tui.app.screens.inspector import FragmentList, InspectorScreen
 from toolstream_tui.app.screens.stream import StreamScreen
 from toolstream_tui.core import StreamSession

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from rich.text import Text
 
 from tests.helpers.apps import frozen_clock, make_app, settled_then, wait_settled
-from tests.helpers.streaming import chunk, sse, tc
+from tests.helpers.sse import sse
+from tests.helpers.streaming import chunk, tc
 from tests.helpers.waiting import until
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers.streaming import chunk, sse, tc
+from tests.helpers.sse import sse
+from tests.helpers.streaming import chunk, tc
 from toolstream_tui.core import StreamSession, exit_code
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.schema import (

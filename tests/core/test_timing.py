@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from tests.helpers.cli import CliRunner
 from tests.helpers.docs_pages import docs_page, section
-from tests.helpers.streaming import OBJECTS, STYLES, chunk, cut, serialise, sse, tc
+from tests.helpers.sse import sse
+from tests.helpers.streaming import OBJECTS, STYLES, chunk, cut, serialise, tc
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core import fields as fields_module
 from toolstream_tui.core.fields import FieldClock, FieldScanner, FieldTiming

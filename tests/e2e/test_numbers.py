@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.streaming import chunk, run, sse, tc
+from tests.helpers.sse import sse
+from tests.helpers.streaming import chunk, run, tc
 from toolstream_tui.app.screenshot import render_screenshot
 from toolstream_tui.app.widgets.arguments_tree import value_label
 from toolstream_tui.commands.diff import diff_recordings

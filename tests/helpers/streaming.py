@@ -123,15 +123,6 @@ def chunk(*tool_calls: dict[str, Any], finish: str | None = None, **delta: Any) 
     }
 
 
-def sse(*items: dict[str, Any] | str) -> bytes:
-    """Each item becomes one `data:` event; strings are sent verbatim."""
-    out = []
-    for item in items:
-        data = item if isinstance(item, str) else json.dumps(item)
-        out.append(f"data: {data}\n\n")
-    return "".join(out).encode()
-
-
 # -- arguments ----------------------------------------------------------------------
 
 CHARS = st.one_of(

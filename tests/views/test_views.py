@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.helpers.streaming import chunk, sse, tc
+from tests.helpers.sse import sse
+from tests.helpers.streaming import chunk, tc
 from toolstream_tui.core import StreamSession
 from toolstream_tui.views.cursor import CallsAt, call_counts
 from toolstream_tui.views.status import status_view

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.streaming import Run, chunk, run, sse, tc
+from tests.helpers.sse import sse
+from tests.helpers.streaming import Run, chunk, run, tc
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import (
     CallParsed,
