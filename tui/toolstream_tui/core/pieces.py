@@ -68,6 +68,11 @@ class PieceTimes(Sequence[float]):
         pieces = self._pieces
         return pieces._time_values[bisect_right(pieces._time_starts, number) - 1]
 
+    def runs(self) -> Iterator[tuple[int, float]]:
+        """Each run of pieces that share one time: the number of its first piece (from
+        0), and that time. Successive runs have different times."""
+        return zip(self._pieces._time_starts, self._pieces._time_values, strict=True)
+
     def __iter__(self) -> Iterator[float]:
         starts, values = self._pieces._time_starts, self._pieces._time_values
         count = len(self)

@@ -12,6 +12,7 @@ from typing import Any
 
 from .events import Channel
 from .fields import FieldTiming
+from .pieces import PieceTimes
 from .records import FrozenRecord
 from .state import CHANNEL_CODES, CallSlot, StreamState
 
@@ -157,10 +158,13 @@ class StreamTiming:
 
 def gaps(times: Sequence[float], threshold: float, start: float | None = None) -> list[Gap]:
     """Silences longer than `threshold` between successive times (and before the
-    first one, from `start`)."""
+    first one, from `start`). A call's pieces are looked at run by run (the pieces
+    of one read share its time, so no silence can end inside a run): 48k pieces in
+    155 reads are 155 steps."""
+    numbered = times.runs() if type(times) is PieceTimes and threshold >= 0 else enumerate(times)
     found: list[Gap] = []
     previous = start
-    for number, t in enumerate(times):
+    for number, t in numbered:
         if previous is not None and t - previous > threshold:
             found.append(Gap(previous, t - previous, number))
         previous = t
