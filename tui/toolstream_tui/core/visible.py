@@ -69,9 +69,18 @@ def _derived(inert_table: dict[int, str]) -> Tables:
     """The three tables from the one for `inert`: running text keeps newlines and
     tabs; JSON escapes what it leaves alone from DEL up."""
     keep_lines = {code: mark for code, mark in inert_table.items() if chr(code) not in "\n\t"}
-    # json's own escapes: beyond the BMP, the surrogate pair a \u escape needs
-    escapes = {code: json.dumps(chr(code))[1:-1] for code in inert_table if code >= 0x7F}
+    escapes = {code: _json_escape(code) for code in inert_table if code >= 0x7F}
     return inert_table, keep_lines, escapes
+
+
+def _json_escape(code: int) -> str:
+    """The character as json.dumps escapes it (lower-case hex; beyond the BMP, the
+    surrogate pair a \\u escape needs), without a json.dumps call for each of the
+    2,300 characters of the table (a millisecond of a short run)."""
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    offset = code - 0x10000
+    return f"\\u{0xD800 | offset >> 10:04x}\\u{0xDC00 | offset & 0x3FF:04x}"
 
 
 @cache
@@ -125,10 +134,10 @@ def json_inert(text: str) -> str:
 
 
 @cache
-def _utf8_escapes() -> tuple[dict[bytes, bytes], dict[int, re.Pattern[bytes]], bytes]:
-    """`json_inert`'s table in UTF-8: the escape of each character's bytes; for each
-    byte that begins some of them, a pattern that finds those; and every byte that
-    begins none. (A lone surrogate has no UTF-8 form: text holding one is never UTF-8.)"""
+def _utf8_escapes() -> tuple[dict[bytes, bytes], dict[int, list[bytes]], bytes]:
+    """`json_inert`'s table in UTF-8: the escape of each character's bytes; those
+    characters by the byte that begins them; and every byte that begins none. (A lone
+    surrogate has no UTF-8 form: text holding one is never UTF-8.)"""
     escapes = {
         chr(code).encode(): mark.encode()
         for code, mark in _tables()[2].items()
@@ -137,8 +146,14 @@ def _utf8_escapes() -> tuple[dict[bytes, bytes], dict[int, re.Pattern[bytes]], b
     by_lead: dict[int, list[bytes]] = {}
     for sequence in escapes:
         by_lead.setdefault(sequence[0], []).append(sequence)
-    finders = {lead: re.compile(_alternatives(found)) for lead, found in by_lead.items()}
-    return escapes, finders, bytes(byte for byte in range(256) if byte not in finders)
+    return escapes, by_lead, bytes(byte for byte in range(256) if byte not in by_lead)
+
+
+@cache
+def _finder(lead: int) -> re.Pattern[bytes]:
+    """A pattern that finds the characters to escape that begin with byte `lead`
+    (compiled when a report first holds that byte)."""
+    return re.compile(_alternatives(_utf8_escapes()[1][lead]))
 
 
 def _alternatives(sequences: list[bytes]) -> bytes:
@@ -173,11 +188,11 @@ def json_inert_utf8(data: bytes) -> bytes:
     there, and for each a pattern finds those characters (an emoji's first byte is also
     that of characters to escape: 75,000 of them, looked at one by one, took three times
     as long)."""
-    escapes, finders, others = _utf8_escapes()
+    escapes, _, others = _utf8_escapes()
     leads = data.translate(None, others)
     if not leads:
         return data
-    found = [(at.start(), at.group()) for lead in set(leads) for at in finders[lead].finditer(data)]
+    found = [(at.start(), at.group()) for lead in set(leads) for at in _finder(lead).finditer(data)]
     if not found:
         return data
     found.sort()
