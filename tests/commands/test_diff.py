@@ -18,6 +18,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.helpers.cli import CliRunner
+from tests.helpers.sse import sse
 from tests.helpers.streaming import run
 from toolstream_stubs import StubServer
 from toolstream_tui.commands.diff import diff_recordings, exit_code_of, main_diff
@@ -56,11 +57,6 @@ def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
 
 def finish() -> str:
     return chunk({}, finish="tool_calls")
-
-
-def sse(*events: str, done: bool = True) -> bytes:
-    items = [*events, "[DONE]"] if done else list(events)
-    return "".join(f"data: {data}\n\n" for data in items).encode()
 
 
 def weather(*pieces: str, call_id: str = "call_1") -> list[str]:
@@ -143,8 +139,8 @@ def test_deep_nesting_does_not_hit_the_recursion_limit() -> None:
 
 
 def test_same_arguments_cut_differently_are_identical() -> None:
-    a = sse(*weather('{"city":', ' "Paris"}'), finish())
-    b = sse(*weather('{"ci', 'ty": "Par', 'is"}'), finish())
+    a = sse(*weather('{"city":', ' "Paris"}'), finish(), done=True)
+    b = sse(*weather('{"ci', 'ty": "Par', 'is"}'), finish(), done=True)
     diff = diff_of(a, b)
     assert diff["identical"] is True
     (lane,) = diff["lanes"]
@@ -158,8 +154,8 @@ def test_same_arguments_cut_differently_are_identical() -> None:
 
 
 def test_a_different_value_is_named_by_its_path() -> None:
-    a = sse(*weather('{"city": "Paris", "unit": "C"}'), finish())
-    b = sse(*weather('{"city": "Lyon", "unit": "C"}'), finish())
+    a = sse(*weather('{"city": "Paris", "unit": "C"}'), finish(), done=True)
+    b = sse(*weather('{"city": "Lyon", "unit": "C"}'), finish(), done=True)
     diff = diff_of(a, b)
     assert diff["identical"] is False
     (lane,) = diff["lanes"]
@@ -168,8 +164,8 @@ def test_a_different_value_is_named_by_its_path() -> None:
 
 
 def test_an_extra_lane_is_one_sided() -> None:
-    a = sse(*weather("{}"), finish())
-    b = sse(*weather("{}"), call(1, "call_2", "get_time", "{}"), finish())
+    a = sse(*weather("{}"), finish(), done=True)
+    b = sse(*weather("{}"), call(1, "call_2", "get_time", "{}"), finish(), done=True)
     diff = diff_of(a, b)
     assert diff["identical"] is False
     assert [lane["index"] for lane in diff["lanes"]] == [0, 1]
@@ -180,8 +176,8 @@ def test_an_extra_lane_is_one_sided() -> None:
 
 
 def test_an_anomaly_on_one_side_is_a_difference() -> None:
-    a = sse(*weather('{"city": "Paris"}'), finish())
-    b = sse(*weather('{"city": "Paris"}'), call(0, "call_1", "get_weather"), finish())
+    a = sse(*weather('{"city": "Paris"}'), finish(), done=True)
+    b = sse(*weather('{"city": "Paris"}'), call(0, "call_1", "get_weather"), finish(), done=True)
     diff = diff_of(a, b)
     assert diff["identical"] is False
     only_b = diff["lanes"][0]["anomalies"]["only_b"]
@@ -190,14 +186,17 @@ def test_an_anomaly_on_one_side_is_a_difference() -> None:
 
 
 def test_new_call_ids_are_reported_but_not_a_difference() -> None:
-    diff = diff_of(sse(*weather("{}"), finish()), sse(*weather("{}", call_id="call_9"), finish()))
+    diff = diff_of(
+        sse(*weather("{}"), finish(), done=True),
+        sse(*weather("{}", call_id="call_9"), finish(), done=True),
+    )
     assert diff["identical"] is True
     assert diff["lanes"][0]["ids"] == {"a": "call_1", "b": "call_9"}
 
 
 def test_stream_facts_and_text_are_compared() -> None:
-    a = sse(text("Looking it up."), *weather("{}"), finish())
-    b = sse(text("Looking up."), *weather("{"), done=False)
+    a = sse(text("Looking it up."), *weather("{}"), finish(), done=True)
+    b = sse(text("Looking up."), *weather("{"))
     diff = diff_of(a, b)
     assert diff["identical"] is False
     assert diff["status"] == {"a": "finished", "b": "truncated"}
@@ -211,16 +210,18 @@ def test_stream_facts_and_text_are_compared() -> None:
 
 
 def test_the_same_truncated_stream_twice_is_identical() -> None:
-    body = sse(*weather('{"city": "Par'), done=False)
+    body = sse(*weather('{"city": "Par'))
     assert diff_of(body, body)["identical"] is True
 
 
 # -- the command -------------------------------------------------------------------------
 
 
-SAME_A = sse(text("Checking."), *weather('{"city":', ' "北京"}'), finish())
-SAME_B = sse(text("Checking."), *weather('{"ci', 'ty": "北', '京"}', call_id="call_2"), finish())
-OTHER = sse(text("Checking."), *weather('{"city": "上海"}'), finish())
+SAME_A = sse(text("Checking."), *weather('{"city":', ' "北京"}'), finish(), done=True)
+SAME_B = sse(
+    text("Checking."), *weather('{"ci', 'ty": "北', '京"}', call_id="call_2"), finish(), done=True
+)
+OTHER = sse(text("Checking."), *weather('{"city": "上海"}'), finish(), done=True)
 
 
 def write(path: Path, body: bytes) -> Path:
@@ -276,7 +277,7 @@ def test_recordings_with_timing_files(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_model_text_cannot_steer_the_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    hostile = sse(*weather('{"city": "\\u001b[31mred\\u009b"}'), finish())
+    hostile = sse(*weather('{"city": "\\u001b[31mred\\u009b"}'), finish(), done=True)
     code = main_diff(
         [str(write(tmp_path / "a.sse", SAME_A)), str(write(tmp_path / "b", hostile)), "--headless"]
     )
@@ -370,6 +371,7 @@ SNAP_A = sse(
     *weather('{"city": "北京", ', '"unit": "celsius", "days": 3}'),
     call(1, "call_t1", "get_time", '{"tz": "Asia/Shanghai"}'),
     finish(),
+    done=True,
 )
 SNAP_B = sse(
     text("Checking the weather."),
@@ -378,6 +380,7 @@ SNAP_B = sse(
     call(1, "call_t2", "get_time", '"Asia/Shanghai"}'),
     call(2, "call_n", "get_news", '{"topic": "\\u001b[31m[b]weather[/b]"}'),
     finish(),
+    done=True,
 )
 
 

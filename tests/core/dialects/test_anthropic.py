@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.sse import sse
 from tests.helpers.streaming import CHARS, OBJECTS, TEXT, Run, cut, run, serialise, writes
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import (
@@ -112,23 +113,12 @@ def error_event(kind: str = "overloaded_error", message: str = "Overloaded") -> 
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], event_lines: bool = True) -> bytes:
-    """One SSE event per payload, with an `event:` line naming the data's type
-    (or, for an (event, payload) pair, the given name)."""
-    out = []
-    for item in payloads:
-        name, payload = item if isinstance(item, tuple) else (item.get("type"), item)
-        head = f"event: {name}\n" if event_lines and name is not None else ""
-        out.append(f"{head}data: {json.dumps(payload)}\n\n")
-    return "".join(out).encode()
-
-
 # -- running a stream -----------------------------------------------------------
 
 
 def run_sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], **options: Any) -> Run:
     event_lines = options.pop("event_lines", True)
-    return run(sse(*payloads, event_lines=event_lines), **options)
+    return run(sse(*payloads, named=event_lines), **options)
 
 
 def wrapped(*blocks: dict[str, Any], stop_reason: str | None = "tool_use") -> list[dict[str, Any]]:
@@ -203,7 +193,7 @@ def test_textbook_stream_in_any_line_ending_cut_into_small_reads(
 ) -> None:
     """The framing must not lose the first event (a BOM cut into single bytes) nor
     the last one (a CR-terminated stream ends on a bare CR)."""
-    body = sse(*TEXTBOOK, event_lines=event_lines).decode().replace("\n", eol).encode()
+    body = sse(*TEXTBOOK, named=event_lines).decode().replace("\n", eol).encode()
     r = run(b"\xef\xbb\xbf" + body if bom else body, pieces=pieces)
     assert r.report["status"] == "finished"
     assert r.report["events"] == len(TEXTBOOK)
@@ -354,14 +344,14 @@ def test_arguments_are_parsed_at_message_stop_not_before() -> None:
         block_stop(0),
         message_delta("tool_use"),
     ]:
-        before += session.feed(sse(payload), 0.0)
+        before += session.feed(sse(payload, named=True), 0.0)
     slot = session.state.calls[0]
     assert slot.arguments_raw == '{"a": 1}'
     assert (slot.parsed, slot.arguments) == (False, None)
     assert session.state.finish_reason == "tool_use"
     assert not any(isinstance(e, CallParsed | FinishSeen) for e in before)
 
-    after = session.feed(sse(message_stop()), 1.0)
+    after = session.feed(sse(message_stop(), named=True), 1.0)
     kinds = [type(e) for e in after]
     assert kinds == [WireEvent, FinishSeen, CallParsed]
     assert after[1] == FinishSeen("tool_use", "message_stop")
@@ -441,7 +431,7 @@ def test_stream_cut_after_message_delta_is_still_truncated() -> None:
 
 
 def test_stream_cut_mid_event_keeps_the_tail() -> None:
-    body = sse(message_start(), tool_start(0), json_delta(0, '{"a'))
+    body = sse(message_start(), tool_start(0), json_delta(0, '{"a'), named=True)
     body += b'event: content_block_delta\ndata: {"type":"content_block_delta","ind'
     r = run(body)
     assert r.report["status"] == "truncated"

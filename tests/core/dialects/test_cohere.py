@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.sse import sse
 from tests.helpers.streaming import OBJECTS, TEXT, Run, cut, run, serialise, writes
 from toolstream_tui.core import SSEEvent, StreamSession, build_report, exit_code
 from toolstream_tui.core.dialects.cohere import CohereDialect
@@ -88,17 +89,8 @@ def message_end(reason: str | None = "TOOL_CALL", **extra: Any) -> dict[str, Any
     return {"type": "message-end", "delta": delta}
 
 
-def sse(*payloads: dict[str, Any], event_lines: bool = True) -> bytes:
-    """One SSE event per payload, with an `event:` line naming its type."""
-    out = []
-    for payload in payloads:
-        head = f"event: {payload['type']}\n" if event_lines else ""
-        out.append(f"{head}data: {json.dumps(payload)}\n\n")
-    return "".join(out).encode()
-
-
 def run_sse(*payloads: dict[str, Any], event_lines: bool = True, **options: Any) -> Run:
-    return run(sse(*payloads, event_lines=event_lines), **options)
+    return run(sse(*payloads, named=event_lines), **options)
 
 
 def wrapped(*events: dict[str, Any], reason: str | None = "TOOL_CALL") -> list[dict[str, Any]]:
@@ -242,7 +234,10 @@ def test_stream_cut_mid_arguments_is_truncated_with_the_partial_buffer() -> None
 
 
 def test_stream_cut_mid_event_keeps_the_tail() -> None:
-    body = sse(message_start(), call_start(0), call_delta(0, '{"a"')) + b"event: tool-call-del"
+    body = (
+        sse(message_start(), call_start(0), call_delta(0, '{"a"'), named=True)
+        + b"event: tool-call-del"
+    )
     r = run(body)
     assert r.report["status"] == "truncated"
     assert r.report["trailing"] == "event: tool-call-del"
@@ -280,9 +275,11 @@ def test_other_finish_reasons_finish(reason: str) -> None:
 def test_arguments_are_parsed_at_message_end_not_before() -> None:
     session = StreamSession("test")
     session.open(200, "text/event-stream")
-    session.feed(sse(message_start(), call_start(0), call_delta(0, "{}"), call_end(0)), 0.0)
+    session.feed(
+        sse(message_start(), call_start(0), call_delta(0, "{}"), call_end(0), named=True), 0.0
+    )
     assert not session.state.calls[0].parsed
-    session.feed(sse(message_end()), 1.0)
+    session.feed(sse(message_end(), named=True), 1.0)
     assert session.state.calls[0].parsed
 
 
@@ -361,7 +358,11 @@ def test_unknown_event_type_is_reported_and_ignored() -> None:
 
 def test_an_event_line_that_disagrees_with_the_data_is_reported() -> None:
     mislabelled = f"event: content-end\ndata: {json.dumps(content_delta(0, 'x'))}\n\n"
-    r = run(sse(message_start()) + mislabelled.encode() + sse(message_end("COMPLETE")))
+    r = run(
+        sse(message_start(), named=True)
+        + mislabelled.encode()
+        + sse(message_end("COMPLETE"), named=True)
+    )
     assert r.report["text"] == "x"
     assert "event-type-mismatch" in r.kinds
 
@@ -377,7 +378,7 @@ def test_an_event_line_that_disagrees_with_the_data_is_reported() -> None:
     ],
 )
 def test_odd_shapes_never_raise(payload: str) -> None:
-    r = run(sse(message_start()) + f"data: {payload}\n\n".encode())
+    r = run(sse(message_start(), named=True) + f"data: {payload}\n\n".encode())
     assert r.report["dialect"] == "cohere"
     assert r.kinds, "each odd shape is named"
 
@@ -478,7 +479,7 @@ def cohere_streams(draw: st.DrawFn) -> Scenario:
         content_end(0),
         message_end(),
     ]
-    return Scenario(calls, plan_text, text, draw(writes(sse(*events))))
+    return Scenario(calls, plan_text, text, draw(writes(sse(*events, named=True))))
 
 
 @settings(max_examples=100, deadline=None)

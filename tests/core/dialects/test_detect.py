@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.sse import sse
 from toolstream_stubs import load_scenario
 from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import SSEEvent, StreamSession, StreamState, build_report, exit_code
@@ -104,15 +105,6 @@ def without_event_lines(name: str) -> bytes:
     for event in scenario.events:
         lines = event.decode().split(eol)
         out.append(eol.join(line for line in lines if not line.startswith("event:")))
-    return "".join(out).encode()
-
-
-def sse(*payloads: dict[str, Any] | str, event: str | None = None) -> bytes:
-    out = []
-    for payload in payloads:
-        data = payload if isinstance(payload, str) else json.dumps(payload)
-        head = f"event: {event}\n" if event else ""
-        out.append(f"{head}data: {data}\n\n")
     return "".join(out).encode()
 
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.sse import sse
 from tests.helpers.streaming import CHARS, OBJECTS, SCALARS, TEXT, Run, cut, run, writes
 from toolstream_tui.core import SSEEvent
 from toolstream_tui.core.dialects import gemini as gemini_module
@@ -95,17 +96,13 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def sse(*payloads: dict[str, Any]) -> bytes:
-    return "".join(f"data: {json.dumps(p)}\r\n\r\n" for p in payloads).encode()
-
-
 def array(*payloads: dict[str, Any]) -> bytes:
     """The JSON array Gemini writes without alt=sse, one element at a time."""
     return ("[" + "\r\n,".join(json.dumps(p, indent=2) for p in payloads) + "]").encode()
 
 
 def run_sse(*payloads: dict[str, Any], **options: Any) -> Run:
-    return run(sse(*payloads), **options)
+    return run(sse(*payloads, eol="\r\n"), **options)
 
 
 def run_array(*payloads: dict[str, Any], **options: Any) -> Run:
@@ -599,7 +596,7 @@ def whole_call_streams(draw: st.DrawFn) -> tuple[list[bytes], list[tuple[str, An
         chunks.append(chunk(*parts[start : start + size]))
         start += size
     as_array = draw(st.booleans())
-    body = array(*chunks, done()) if as_array else sse(*chunks, done())
+    body = array(*chunks, done()) if as_array else sse(*chunks, done(), eol="\r\n")
     return draw(writes(body)), calls, as_array
 
 
@@ -658,7 +655,9 @@ def partial_args_streams(draw: st.DrawFn) -> tuple[bytes, dict[str, Any], list[s
         size = draw(st.integers(1, 3))
         parts.append(pieces(*items[start : start + size]))
         start += size
-    body = sse(chunk(opened("f")), *(chunk(part) for part in parts), chunk(CLOSED), done())
+    body = sse(
+        chunk(opened("f")), *(chunk(part) for part in parts), chunk(CLOSED), done(), eol="\r\n"
+    )
     return b"".join(draw(writes(body))), args, [shown(item) for item in items]
 
 
@@ -717,7 +716,7 @@ RESPONSES = st.one_of(
 def test_any_values_in_gemini_s_places_never_raise(
     responses: list[dict[str, Any]], dialect: str | None
 ) -> None:
-    r = run(sse(*responses), dialect=dialect, pieces=11)
+    r = run(sse(*responses, eol="\r\n"), dialect=dialect, pieces=11)
     assert r.report["status"] in ("finished", "truncated", "error")
     assert r.code in (EXIT_OK, EXIT_FAILED, EXIT_INCOMPLETE)
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.sse import sse
 from tests.helpers.streaming import CHARS, OBJECTS, TEXT, Run, cut, run, serialise, writes
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.events import (
@@ -153,21 +154,12 @@ def numbered(payloads: list[dict[str, Any]], start: int = 0) -> list[dict[str, A
     return [{"type": p["type"], "sequence_number": start + n, **p} for n, p in enumerate(payloads)]
 
 
-def sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], event_lines: bool = True) -> bytes:
-    out = []
-    for item in payloads:
-        name, payload = item if isinstance(item, tuple) else (item.get("type"), item)
-        head = f"event: {name}\n" if event_lines and name is not None else ""
-        out.append(f"{head}data: {json.dumps(payload)}\n\n")
-    return "".join(out).encode()
-
-
 # -- running a stream ----------------------------------------------------------------
 
 
 def run_sse(*payloads: dict[str, Any] | tuple[str, dict[str, Any]], **options: Any) -> Run:
     event_lines = options.pop("event_lines", True)
-    return run(sse(*payloads, event_lines=event_lines), **options)
+    return run(sse(*payloads, named=event_lines), **options)
 
 
 ARGS_1 = '{"city": "Tokyo"}'
@@ -783,11 +775,11 @@ def test_arguments_are_parsed_at_the_response_end_not_before() -> None:
         args_done(0, "fc_1", '{"a": 1}'),
         call_done(0, '{"a": 1}'),
     ]:
-        before += session.feed(sse(payload), 0.0)
+        before += session.feed(sse(payload, named=True), 0.0)
     slot = session.state.calls[0]
     assert (slot.parsed, slot.arguments, slot.arguments_raw) == (False, None, '{"a": 1}')
     assert not any(isinstance(e, CallParsed | FinishSeen) for e in before)
-    after = session.feed(sse(completed()), 1.0)
+    after = session.feed(sse(completed(), named=True), 1.0)
     assert [type(e) for e in after] == [WireEvent, FinishSeen, CallParsed]
     assert after[1] == FinishSeen("completed", "response end")
     assert after[2] == CallParsed(0, {"a": 1}, None, None)
@@ -918,7 +910,7 @@ def test_data_after_completed_is_reported_and_never_joins_the_answer() -> None:
 
 def test_done_marker_after_completed_is_data_after_completed_not_data_not_json() -> None:
     """LiteLLM's proxy ends a Responses stream with `data: [DONE]`, as in chat."""
-    r = run(sse(*TEXTBOOK) + b"data: [DONE]\n\n")
+    r = run(sse(*TEXTBOOK, named=True) + b"data: [DONE]\n\n")
     assert r.kinds == ["data-after-completed"]
     assert "[DONE]" in r.anomaly("data-after-completed")["detail"]
     assert r.report["status"] == "finished"
@@ -926,7 +918,9 @@ def test_done_marker_after_completed_is_data_after_completed_not_data_not_json()
 
 
 def test_done_marker_before_the_response_ended_is_an_unknown_event() -> None:
-    r = run(sse(created(), add_call(0), args_delta(0, "fc_1", "{}")) + b"data: [DONE]\n\n")
+    r = run(
+        sse(created(), add_call(0), args_delta(0, "fc_1", "{}"), named=True) + b"data: [DONE]\n\n"
+    )
     assert r.kinds == ["unknown-event"]
     assert r.report["status"] == "truncated"
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.sse import sse
 from tests.helpers.streaming import OBJECTS, Run, cut, serialise, writes
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.dialects.detect import dialect_of_event
@@ -65,12 +66,6 @@ def wrapped(*chunks: dict[str, Any], reason: str | None = "tool-calls") -> list[
         finish(reason),
         DONE,
     ]
-
-
-def sse(*items: dict[str, Any] | str) -> bytes:
-    """One `data:` event per item, as the SDK writes them (strings verbatim)."""
-    data = (item if isinstance(item, str) else json.dumps(item) for item in items)
-    return "".join(f"data: {line}\n\n" for line in data).encode()
 
 
 # -- running a stream ----------------------------------------------------------------------
