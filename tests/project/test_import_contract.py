@@ -175,3 +175,44 @@ def test_a_capture_or_a_moment_loads_its_modules(tmp_path: Path) -> None:
     assert {"toolstream_tui.commands.capturing", "toolstream_tui.sources.captures"} <= set(loaded)
     moment = ("--headless", "--replay", str(recording), "--speed", "0", "--until-event", "1")
     assert optional_modules_after(*moment) == ["toolstream_tui.core.upto"]
+
+
+def dataclasses_after(*argv: str) -> list[str]:
+    """The project's dataclasses that a run of the command line with `argv` made."""
+    code = (
+        "import dataclasses, json, sys\n"
+        "from toolstream_tui.cli import main\n"
+        f"main({list(argv)!r})\n"
+        "made = sorted(\n"
+        "    f'{name}.{value.__name__}'\n"
+        "    for name, module in list(sys.modules.items()) if name.startswith('toolstream_tui')\n"
+        "    for value in vars(module).values()\n"
+        "    if isinstance(value, type) and value.__module__ == name\n"
+        "    and dataclasses.is_dataclass(value)\n"
+        ")\n"
+        "print(json.dumps(made), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return json.loads(result.stderr.splitlines()[-1])
+
+
+def test_a_headless_replay_makes_only_the_dataclasses_copied_with_replace(tmp_path: Path) -> None:
+    """Making a dataclass compiles its methods at import (about 3.5M instructions):
+    the records on the headless path are plain classes (core/records.py), except the
+    two that `dataclasses.replace` copies."""
+    replay = tmp_path / "body.sse"
+    replay.write_bytes(SSE_BODY)
+    assert dataclasses_after("--headless", "--replay", str(replay), "--speed", "0") == [
+        "toolstream_tui.core.events.Anomaly",
+        "toolstream_tui.core.timing.StreamTiming",
+    ]
+
+
+def test_a_capture_makes_the_dataclasses_of_its_readers(tmp_path: Path) -> None:
+    """The check above can fail: the capture readers' records are dataclasses."""
+    har = tmp_path / "run.har"
+    har.write_text('{"log": {"version": "1.2", "entries": []}}')
+    made = dataclasses_after("--headless", "--replay", str(har))
+    assert any(name.startswith("toolstream_tui.sources.captures.") for name in made)
