@@ -28,12 +28,12 @@ UNWRAPPED = 10_000  # help texts on one line each, so no word is cut at a hyphen
 def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     """Every command a user types, by the name the docs use for it."""
     from toolstream_stubs import cli as stub_cli
-    from toolstream_tui import cli
     from toolstream_tui.commands import diff as diffing
     from toolstream_tui.commands import proxy as proxying
+    from toolstream_tui.commands import watch
 
     return {
-        "toolstream-tui": cli.build_parser,
+        "toolstream-tui": watch.build_parser,
         "proxy": proxying.build_parser,
         "diff": diffing.build_parser,
         "toolstream-stub": stub_cli.build_parser,

@@ -146,8 +146,8 @@ async def test_a_capture_of_one_stream_opens_as_a_recording(stub: StubServer) ->
 def test_the_app_is_the_one_the_command_line_opens(tmp_path: Path) -> None:
     """`--replay` on a capture of one stream builds the capture's source, with its
     notes for the app; on several, the list."""
-    from toolstream_tui.cli import build_parser, build_source
     from toolstream_tui.commands.capturing import CaptureList
+    from toolstream_tui.commands.watch import build_parser, build_source
 
     args = build_parser().parse_args(["--replay", str(DATA / "playwright-one.har")])
     args.notice = None

@@ -28,7 +28,8 @@ from tests.helpers.streaming import assert_close_timing, untimed
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.apps.watch import exit_status
-from toolstream_tui.cli import build_parser, build_source, main
+from toolstream_tui.cli import main
+from toolstream_tui.commands.watch import build_parser, build_source
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.sources.base import TransportError
 from toolstream_tui.sources.http import HttpRequest, HttpSource, describe_transport_error

@@ -362,7 +362,7 @@ async def serve_until(server: ProxyServer, log: RequestList, stop: asyncio.Event
     return EXIT_OK
 
 
-async def run_headless(
+async def serve_headless(
     config: ProxyConfig, log: RequestList, fail_on: frozenset[str], exit_after: int | None
 ) -> int:
     tune_garbage_collector()
@@ -442,7 +442,7 @@ def main_proxy(argv: Sequence[str]) -> int:
         otlp=otlp,
     )
     prepare_descriptor_table()  # before the event loop or the app start threads
-    run = run_headless if args.headless else run_request_list
+    run = serve_headless if args.headless else run_request_list
     code = asyncio.run(run(config, log, fail_on, args.exit_after))
     if otlp is not None:  # what is still queued leaves now, or is counted
         otlp.close()
