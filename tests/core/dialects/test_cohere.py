@@ -357,12 +357,8 @@ def test_unknown_event_type_is_reported_and_ignored() -> None:
 
 
 def test_an_event_line_that_disagrees_with_the_data_is_reported() -> None:
-    mislabelled = f"event: content-end\ndata: {json.dumps(content_delta(0, 'x'))}\n\n"
-    r = run(
-        sse(message_start(), named=True)
-        + mislabelled.encode()
-        + sse(message_end("COMPLETE"), named=True)
-    )
+    mislabelled = ("content-end", content_delta(0, "x"))
+    r = run(sse(message_start(), mislabelled, message_end("COMPLETE"), named=True))
     assert r.report["text"] == "x"
     assert "event-type-mismatch" in r.kinds
 
@@ -378,7 +374,7 @@ def test_an_event_line_that_disagrees_with_the_data_is_reported() -> None:
     ],
 )
 def test_odd_shapes_never_raise(payload: str) -> None:
-    r = run(sse(message_start(), named=True) + f"data: {payload}\n\n".encode())
+    r = run(sse(message_start(), payload, named=True))
     assert r.report["dialect"] == "cohere"
     assert r.kinds, "each odd shape is named"
 

@@ -325,7 +325,7 @@ DEEP = "[" * 1005 + "]" * 1005  # deeper than Python writes, shallow enough to b
     ],
 )
 def test_values_nested_past_python_s_limit_never_raise(template: str) -> None:
-    r = run(f"data: {template % DEEP}\n\n".encode())
+    r = run(sse(template % DEEP))
     assert r.report["dialect"] == "gemini"
 
 
@@ -776,7 +776,7 @@ def vertex_report(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 
     opening = {"candidates": [{"content": {"parts": [{"functionCall": {"name": "g"}}]}}]}
     opening["candidates"][0]["content"]["parts"][0]["functionCall"]["willContinue"] = True
-    body = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in [opening, *chunks])
+    body = sse(opening, *chunks)
     session = StreamSession("test", live=False)
     session.open(200, "text/event-stream")
     session.feed(body, 0.1)

@@ -910,7 +910,7 @@ def test_data_after_completed_is_reported_and_never_joins_the_answer() -> None:
 
 def test_done_marker_after_completed_is_data_after_completed_not_data_not_json() -> None:
     """LiteLLM's proxy ends a Responses stream with `data: [DONE]`, as in chat."""
-    r = run(sse(*TEXTBOOK, named=True) + b"data: [DONE]\n\n")
+    r = run(sse(*TEXTBOOK, named=True, done=True))
     assert r.kinds == ["data-after-completed"]
     assert "[DONE]" in r.anomaly("data-after-completed")["detail"]
     assert r.report["status"] == "finished"
@@ -918,9 +918,7 @@ def test_done_marker_after_completed_is_data_after_completed_not_data_not_json()
 
 
 def test_done_marker_before_the_response_ended_is_an_unknown_event() -> None:
-    r = run(
-        sse(created(), add_call(0), args_delta(0, "fc_1", "{}"), named=True) + b"data: [DONE]\n\n"
-    )
+    r = run(sse(created(), add_call(0), args_delta(0, "fc_1", "{}"), named=True, done=True))
     assert r.kinds == ["unknown-event"]
     assert r.report["status"] == "truncated"
 
