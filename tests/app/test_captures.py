@@ -84,7 +84,7 @@ async def test_a_capture_of_several_streams_opens_the_request_list(
             stream = app.screen
             assert isinstance(stream, StreamScreen)
             await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
-            assert shown_calls(stream.watch.state) == shown_calls(live), (position, entry.url)
+            assert shown_calls(stream.watched.state) == shown_calls(live), (position, entry.url)
             assert stream.status_bar.view.source == f"{entry.label(name)}"
             assert stream.status_bar.view.source.endswith(NOT_TIMED)
             await pilot.press("escape")
@@ -103,7 +103,7 @@ async def test_a_body_firefox_cut_opens_to_the_cut_and_says_why() -> None:
         stream = app.screen
         assert isinstance(stream, StreamScreen)
         await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
-        state = stream.watch.state
+        state = stream.watched.state
         assert state.status.value == "error" and state.error == cut.unreadable
         assert state.error.startswith(f"the capture holds {len(cut.body)} of the body's ")
         assert [state.calls[i].name for i in sorted(state.calls)] == ["get_weather"] * 2

@@ -17,7 +17,7 @@ from toolstream_tui.core import StreamSession
 from toolstream_tui.core.visible import escaped
 from toolstream_tui.views.fragments import FragmentRows
 from toolstream_tui.watching.options import WatchOptions
-from toolstream_tui.watching.stream import Watch
+from toolstream_tui.watching.stream import WatchedStream
 
 SIZE = (120, 40)
 MANY = 100_000
@@ -56,7 +56,7 @@ class OneStream(App[None]):
     ) -> None:
         super().__init__()
         self.stream = StreamScreen(
-            Watch("test", WatchOptions(clock=lambda: 0.0, **options), session=session),
+            WatchedStream("test", WatchOptions(clock=lambda: 0.0, **options), session=session),
             can_go_back=can_go_back,
         )
 

@@ -156,7 +156,7 @@ async def test_a_request_in_view_dropped_past_keep_still_shows_its_raw_log(
         await pilot.press("l")
         await pilot.pause()
         assert any(line.startswith("#1") for line in stream.raw_log.plain_lines())
-        tape = stream.watch.tape
+        tape = stream.watched.tape
         assert not tape.closed
         await pilot.press("escape")
         assert app.screen is app.requests

@@ -117,7 +117,7 @@ def drawn_text(state: StreamState) -> str:
 
 def check_views(screen: StreamScreen, name: str) -> None:
     """Every view at the cursor against the report cut there and the stream cut there."""
-    state, cursor = screen.watch.state, screen.cursor
+    state, cursor = screen.watched.state, screen.cursor
     report = report_upto(state, cursor)
     calls = report["tool_calls"]
     status = screen.status_bar.view
@@ -296,7 +296,9 @@ async def test_the_keys_move_the_cursor(app_stub: StubServer) -> None:
         await pilot.press("l", "N")
         await pilot.pause()
         lines = screen.raw_log.plain_lines()
-        assert len(lines) == screen.watch.wire_log.lines_upto(6) and lines[-1].startswith("#6 ")
+        assert len(lines) == screen.watched.wire_events.lines_upto(6) and lines[-1].startswith(
+            "#6 "
+        )
 
 
 async def test_a_click_on_the_scrub_bar_moves_the_cursor_there(app_stub: StubServer) -> None:
@@ -317,7 +319,7 @@ async def test_a_click_on_the_scrub_bar_moves_the_cursor_there(app_stub: StubSer
 
 
 def state_end(screen: StreamScreen) -> int:
-    state = screen.watch.state
+    state = screen.watched.state
     return state.end_event or state.events
 
 
@@ -368,7 +370,7 @@ async def test_the_proxys_stream_view_travels_too(app_stub: StubServer) -> None:
         stream = app.screen
         assert isinstance(stream, StreamScreen)
         await asyncio.wait_for(stream.settled_event.wait(), SETTLE_TIMEOUT)
-        state = stream.watch.state
+        state = stream.watched.state
         await pilot.press("home")
         assert stream.cursor == 0 and stream.lanes.indexes == []
         await pilot.press("right_curly_bracket", "right_curly_bracket")

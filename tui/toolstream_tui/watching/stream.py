@@ -13,13 +13,13 @@ from ..otlp.watching import StreamSpan, redactor_of
 from ..sources import Source, pump
 from ..sources.recording import Tape, source_items
 from .options import WatchOptions
-from .wire_log import WireLog
+from .wire_events import WireEvents
 
 if TYPE_CHECKING:
     from ..sources.pacing import InputFirstPacer
 
 
-class Watch:
+class WatchedStream:
     def __init__(
         self,
         label: str,
@@ -37,7 +37,7 @@ class Watch:
             label, options.dialect, live=False
         )
         self.tape = tape or Tape(label)
-        self._wire_log: WireLog | None = None
+        self._wire_events: WireEvents | None = None
         self.started = self.last_arrival = options.clock() if started is None else started
         self.record_error: str | None = None
 
@@ -46,11 +46,11 @@ class Watch:
         return self.session.state
 
     @property
-    def wire_log(self) -> WireLog:
+    def wire_events(self) -> WireEvents:
         """The events themselves, decoded again from the tape once asked for."""
-        if self._wire_log is None:
-            self._wire_log = WireLog(self.tape)
-        return self._wire_log
+        if self._wire_events is None:
+            self._wire_events = WireEvents(self.tape)
+        return self._wire_events
 
     def elapsed(self) -> float:
         return self.options.clock() - self.started
@@ -89,5 +89,5 @@ class Watch:
 
     def close(self) -> None:
         self.tape.close()
-        if self._wire_log is not None:
-            self._wire_log.close()
+        if self._wire_events is not None:
+            self._wire_events.close()

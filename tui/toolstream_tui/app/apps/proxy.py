@@ -27,7 +27,7 @@ from ...sources.base import Clock
 from ...views.requests import REQUEST_COLUMNS, column_widths, request_row
 from ...views.words import plural
 from ...watching.options import WatchOptions
-from ...watching.stream import Watch
+from ...watching.stream import WatchedStream
 from ..input_first import InputFirstApp
 from ..screens.request import RequestScreen
 from ..screens.stream import StreamScreen
@@ -281,7 +281,7 @@ class RequestListApp(InputFirstApp):
         self.requests = RequestListScreen(
             log, listening, upstream, self.options.clock, origin=origin
         )
-        self.watches: dict[int, Watch] = {}  # the requests opened, while they are kept
+        self.watches: dict[int, WatchedStream] = {}  # the requests opened, while they are kept
         log.pacer = self.pacer
         log.subscribe(self.changed)
 
@@ -306,7 +306,7 @@ class RequestListApp(InputFirstApp):
             return
         watch = self.watches.get(request_id)
         if watch is None:
-            watch = Watch(
+            watch = WatchedStream(
                 record.session.state.source,
                 self.options,
                 session=record.session,
@@ -326,7 +326,7 @@ class RequestListApp(InputFirstApp):
     def _in_view(self, request_id: int) -> bool:
         watch = self.watches.get(request_id)
         return watch is not None and any(
-            isinstance(screen, StreamScreen) and screen.watch is watch
+            isinstance(screen, StreamScreen) and screen.watched is watch
             for screen in self.screen_stack
         )
 

@@ -1,4 +1,4 @@
-"""The Textual app: a thin shell that pumps a source into a `Watch` in a worker
+"""The Textual app: a thin shell that pumps a source into a `WatchedStream` in a worker
 and shows it on a `StreamScreen`, which draws from the core's state."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ...core.visible import inert
 from ...process import tune_garbage_collector
 from ...sources import Source
 from ...watching.options import WatchOptions
-from ...watching.stream import Watch
+from ...watching.stream import WatchedStream
 from ..input_first import InputFirstApp
 from ..screens.stream import StreamScreen
 from ..signals import quit_on_signals
@@ -36,14 +36,14 @@ class ToolstreamApp(InputFirstApp):
         self.source = source
         self.options = options or WatchOptions()
         self.theme = self.options.theme
-        self.watch = Watch(source.label, self.options)
-        self.stream = StreamScreen(self.watch, restart=self.restart)
+        self.watched = WatchedStream(source.label, self.options)
+        self.stream = StreamScreen(self.watched, restart=self.restart)
         self.said_at_exit: list[str] = []  # printed once the terminal is given back
         self.quit_by_signal: int | None = None
 
     @property
     def session(self) -> StreamSession:
-        return self.watch.session
+        return self.watched.session
 
     @property
     def settled_event(self) -> asyncio.Event:
@@ -63,18 +63,18 @@ class ToolstreamApp(InputFirstApp):
 
     @work(group="stream", exclusive=True, exit_on_error=False)
     async def run_stream(self) -> None:
-        watch = self.watch
+        watch = self.watched
         await watch.run(self.source, self.options.record, self.pacer)
         if watch.record_error:
             self.notify(watch.record_error, severity="error")
 
-    def restart(self) -> Watch:
+    def restart(self) -> WatchedStream:
         """The stream again from the start, in a new watch."""
         self.workers.cancel_group(self, "stream")
-        self.watch.close()
-        self.watch = Watch(self.source.label, self.options)
+        self.watched.close()
+        self.watched = WatchedStream(self.source.label, self.options)
         self.run_stream()
-        return self.watch
+        return self.watched
 
     def action_toggle_keys(self) -> None:
         """The keys of what has focus, beside the screen (Textual's help panel)."""

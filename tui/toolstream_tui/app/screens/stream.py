@@ -45,7 +45,7 @@ from ...views.scrub import cursor_for, scrub_view
 from ...views.status import status_view
 from ...views.words import shortened
 from ...watching.bundle import write_bundle
-from ...watching.stream import Watch
+from ...watching.stream import WatchedStream
 from ..widgets.key_footer import KeyFooter
 from ..widgets.lane import CallLane
 from ..widgets.lanes import CallList, LaneColumn
@@ -213,15 +213,15 @@ class StreamScreen(Screen[None]):
 
     def __init__(
         self,
-        watch: Watch,
-        restart: Callable[[], Watch] | None = None,
+        watch: WatchedStream,
+        restart: Callable[[], WatchedStream] | None = None,
         *,
         can_go_back: bool = False,
     ) -> None:
         """`restart`: a new watch of the same stream (None: it cannot be rerun, as a
         proxied request); `can_go_back`: escape returns to the screen below."""
         super().__init__()
-        self.watch = watch
+        self.watched = watch
         self.options = watch.options
         self._restart = restart
         self.can_go_back = can_go_back
@@ -244,7 +244,7 @@ class StreamScreen(Screen[None]):
         self._drawn_for: tuple[int, int, bool] | None = None  # cursor, events, paused
         self.status_bar = StatusBar(id="status")
         self.scrub_bar = ScrubBar(
-            lambda width: scrub_view(self.watch.state, self.cursor, width), id="scrub"
+            lambda width: scrub_view(self.watched.state, self.cursor, width), id="scrub"
         )
         self.scrub_bar.display = self.paused
         self._going_to = watch.options.start_at  # --at, End: the event to stop at once it arrives
@@ -279,12 +279,12 @@ class StreamScreen(Screen[None]):
     @property
     def horizon(self) -> int:
         """The last wire event received (the event after it once the stream is over)."""
-        return self.watch.state.now
+        return self.watched.state.now
 
     @property
     def settled(self) -> bool:
         """Everything received is on screen (tests and snapshots wait on this)."""
-        state = self.watch.state
+        state = self.watched.state
         return (
             state.ended
             and self.cursor >= self.horizon
@@ -312,7 +312,7 @@ class StreamScreen(Screen[None]):
     def _go_on_to(self, target: int) -> None:
         """--at (and End): the cursor follows what arrives until the event asked
         for is in, or the stream is over."""
-        state = self.watch.state
+        state = self.watched.state
         if state.events >= target or state.ended:
             self._going_to = None
             self.cursor = cursor_for_event(state, target)
@@ -324,11 +324,11 @@ class StreamScreen(Screen[None]):
         what arrived are the same, no text is left to type, and no clock is shown
         running (the stream is over and on screen, or the display is paused), and
         every lane has the size it wants."""
-        if self._drawn_for != (self.cursor, self.watch.state.events, self.paused):
+        if self._drawn_for != (self.cursor, self.watched.state.events, self.paused):
             return False
         if not self.text_pane.caught_up or not self.lanes.at_rest():
             return False
-        over = is_over(self.watch.state, self.cursor)
+        over = is_over(self.watched.state, self.cursor)
         return self.settled_event.is_set() if over else self.paused
 
     def redraw_due(self) -> bool:
@@ -338,15 +338,15 @@ class StreamScreen(Screen[None]):
         return redraw_due(
             time.perf_counter() - self._redrawn_at,
             self._frame_seconds,
-            self.watch.state.events - self._events_at_redraw,
+            self.watched.state.events - self._events_at_redraw,
         )
 
     def draw(self, seconds: float | None) -> None:
         """Every part of the screen from the state at the cursor. `seconds`: time
         since the last draw, for the typewriter (None: reveal all)."""
-        self._redrawn_at, self._events_at_redraw = time.perf_counter(), self.watch.state.events
+        self._redrawn_at, self._events_at_redraw = time.perf_counter(), self.watched.state.events
         self.call_after_refresh(self._frame_drawn, self._redrawn_at)
-        state, upto = self.watch.state, self.cursor
+        state, upto = self.watched.state, self.cursor
         self._drawn_for = (upto, state.events, self.paused)
         over = is_over(state, upto)
         counts = self.calls_at.at(state, upto)
@@ -355,8 +355,8 @@ class StreamScreen(Screen[None]):
                 state,
                 upto,
                 paused=self.paused,
-                live_elapsed=self.watch.elapsed(),
-                quiet=self.watch.quiet(),
+                live_elapsed=self.watched.elapsed(),
+                quiet=self.watched.quiet(),
                 counts=counts,
             )
         )
@@ -384,7 +384,7 @@ class StreamScreen(Screen[None]):
         self._show_error(over)
         if self.raw_log.display:
             self.raw_log.show(
-                self.watch.wire_log,
+                self.watched.wire_events,
                 upto,
                 complete=state.ended,
                 trailing=state.trailing if over else "",
@@ -399,7 +399,7 @@ class StreamScreen(Screen[None]):
 
     def lane_view(self, slot: CallSlot):  # type: ignore[no-untyped-def]
         return lane_view(
-            self.watch.state,
+            self.watched.state,
             slot,
             self.cursor,
             raw=slot.index in self.raw_lanes,
@@ -416,7 +416,7 @@ class StreamScreen(Screen[None]):
             self.write_bundle(bundle)
 
     def _show_error(self, over: bool) -> None:
-        state = self.watch.state
+        state = self.watched.state
         shown = over and state.error is not None
         if shown == self.error_banner.has_class("-shown"):
             return
@@ -431,16 +431,16 @@ class StreamScreen(Screen[None]):
         self.error_banner.update(message)
 
     # -- a new stream ----------------------------------------------------------------
-    def watch_stream(self, watch: Watch) -> None:
+    def show_stream(self, watch: WatchedStream) -> None:
         """Show another stream (a rerun) from its start."""
-        self.watch = watch
+        self.watched = watch
         self.cursor = 0
         self.raw_lanes.clear()
         self.selected, self.lane_chosen = None, False
         self.settled_event.clear()
         self._bundle_written = False
         self.lanes.clear()
-        self.text_pane.watch_state(watch.state)
+        self.text_pane.show_state(watch.state)
         self.error_banner.set_class(False, "-shown")
         self.draw(None)
 
@@ -486,13 +486,13 @@ class StreamScreen(Screen[None]):
 
     def action_last(self) -> None:
         self.move_to(self.horizon)
-        if not self.watch.state.ended:
+        if not self.watched.state.ended:
             # Still arriving (a recording being read after --at, a live stream): End is
             # the stream as it ends, so the cursor follows what arrives until then.
             self._going_to = THE_LAST_EVENT
 
     def action_anomaly(self, direction: int) -> None:
-        state = self.watch.state
+        state = self.watched.state
         found = (next_anomaly if direction > 0 else previous_anomaly)(state, self.cursor)
         if found is None:
             self.notify(f"no anomaly {'after' if direction > 0 else 'before'} this event")
@@ -503,7 +503,7 @@ class StreamScreen(Screen[None]):
         """The previous or next moment a call started, got its name or settled; the
         chosen call's alone once the person chose one (j/k, a click)."""
         index = self.selected if self.lane_chosen else None
-        state = self.watch.state
+        state = self.watched.state
         find = next_call_moment if direction > 0 else previous_call_moment
         found = find(state, self.cursor, index)
         if found is None:
@@ -518,12 +518,12 @@ class StreamScreen(Screen[None]):
 
         def chosen(position: tuple[str, float] | None) -> None:
             if position is not None:
-                self.move_to(cursor_for(self.watch.state, position))
+                self.move_to(cursor_for(self.watched.state, position))
 
         if self.goto_screen is None:
             self.goto_screen = GotoScreen()
             self.app.install_screen(self.goto_screen, f"goto-{id(self)}")
-        self.goto_screen.last_event = self.watch.state.events
+        self.goto_screen.last_event = self.watched.state.events
         self.app.push_screen(self.goto_screen, chosen)
 
     def on_scrub_bar_scrubbed(self, message: ScrubBar.Scrubbed) -> None:
@@ -541,13 +541,13 @@ class StreamScreen(Screen[None]):
 
     def action_restart(self) -> None:
         if self._restart is not None:
-            self.watch_stream(self._restart())
+            self.show_stream(self._restart())
 
     def action_toggle_lane(self) -> None:
         index = self.selected
         if index is None:
             return
-        slot = self.watch.state.calls[index]
+        slot = self.watched.state.calls[index]
         if not parsed_upto(slot, self.cursor):
             if is_settled(slot, self.cursor):
                 self.notify(f"call #{index} has no tree: its arguments did not parse")
@@ -558,7 +558,7 @@ class StreamScreen(Screen[None]):
         self.draw(None)
 
     def action_toggle_all(self) -> None:
-        state = self.watch.state
+        state = self.watched.state
         parsed = {
             i for i in calls_upto(state, self.cursor) if parsed_upto(state.calls[i], self.cursor)
         }
@@ -601,7 +601,7 @@ class StreamScreen(Screen[None]):
         if self.selected is None:
             self.notify("no tool call to inspect yet")
             return
-        slot = self.watch.state.calls[self.selected]
+        slot = self.watched.state.calls[self.selected]
         rows = FragmentRows(slot.pieces)
         title = f"fragments of call {lane_title(slot, self.cursor)}"
 
@@ -627,15 +627,15 @@ class StreamScreen(Screen[None]):
     def action_anomalies(self) -> None:
         from .anomalies import AnomaliesScreen
 
-        self.app.push_screen(AnomaliesScreen(anomalies_seen(self.watch.state, self.cursor)))
+        self.app.push_screen(AnomaliesScreen(anomalies_seen(self.watched.state, self.cursor)))
 
     def action_timeline(self) -> None:
         from .timeline import TimelineScreen
 
         screen = TimelineScreen(
             self.timeline_figures,
-            lambda: self.watch.state.ended,
-            scrub=lambda width, end: scrub_view(self.watch.state, self.cursor, width, end),
+            lambda: self.watched.state.ended,
+            scrub=lambda width, end: scrub_view(self.watched.state, self.cursor, width, end),
             move=self.move_to,
         )
         self.app.push_screen(screen)
@@ -645,7 +645,7 @@ class StreamScreen(Screen[None]):
         (paused), or of everything received (live)."""
         from .timeline import TimelineFigures, axis_end
 
-        state, upto = self.watch.state, self.cursor
+        state, upto = self.watched.state, self.cursor
         whole = TimelineFigures(
             stream_timing(state),
             {index: slot.pieces.times for index, slot in state.calls.items()},
@@ -670,7 +670,7 @@ class StreamScreen(Screen[None]):
     def action_export(self) -> None:
         path = self.options.output / REPORT_NAME
         upto = self.cut_at
-        state = self.watch.state
+        state = self.watched.state
         text = report_json(state) if upto is None else report_upto_json(state, upto)
         try:
             path.write_text(text, encoding="utf-8")
@@ -713,8 +713,8 @@ class StreamScreen(Screen[None]):
         if directory is None or self._bundle_written:
             return None
         self._bundle_written = True
-        if not self.watch.state.ended:
-            self.watch.session.interrupt("quit before the stream ended", self.watch.elapsed())
+        if not self.watched.state.ended:
+            self.watched.session.interrupt("quit before the stream ended", self.watched.elapsed())
         return self.write_bundle(directory)
 
     def write_bundle(self, directory: Path) -> str:
@@ -723,8 +723,8 @@ class StreamScreen(Screen[None]):
         try:
             write_bundle(
                 directory,
-                self.watch.tape,
-                self.watch.state,
+                self.watched.tape,
+                self.watched.state,
                 self.app.export_screenshot(),
                 upto=self.cut_at,
             )

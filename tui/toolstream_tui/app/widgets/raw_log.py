@@ -2,7 +2,7 @@
 numbered, with its arrival time. By default a line shows the part of the event
 that changes (the delta); `v` shows the whole envelope.
 
-The lines come from the watch's `WireLog`, which decodes the tape again only
+The lines come from the watch's `WireEvents`, which decodes the tape again only
 while the log is open; a line is read and formatted only when it scrolls into
 view, so the log costs nothing while hidden and opening it on two million
 events costs what the screen shows.
@@ -19,7 +19,7 @@ from textual.strip import Strip
 
 from ...core.visible import inert
 from ...core.wire import essence
-from ...watching.wire_log import WireLine, WireLog
+from ...watching.wire_events import WireEvents, WireLine
 from .content_size import set_content_size
 
 PREFIX_WIDTH = 17  # "#12345  1234.567s "
@@ -47,13 +47,13 @@ class RawLog(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.wire: WireLog | None = None
+        self.wire: WireEvents | None = None
         self.envelope = False
         self.trailing = ""  # an unterminated last event, once the stream is over
         self.lines = 0
         self._title()
 
-    def show(self, wire: WireLog, upto: int, *, complete: bool, trailing: str) -> None:
+    def show(self, wire: WireEvents, upto: int, *, complete: bool, trailing: str) -> None:
         """The lines that had arrived by wire event `upto`, decoding more of the
         tape if needed. `complete`: the tape will not grow; `trailing`: the text of
         an event that never ended, shown last once the stream is over."""

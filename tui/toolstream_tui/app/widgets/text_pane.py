@@ -208,7 +208,7 @@ class TextPane(Vertical):
     def has_text(self) -> bool:
         return self.text.length > 0
 
-    def watch_state(self, state: StreamState) -> None:
+    def show_state(self, state: StreamState) -> None:
         """Show another stream's text (a rerun), from its start."""
         self.text = ChannelText(state)
         self._budget = 0.0

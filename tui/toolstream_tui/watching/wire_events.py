@@ -33,7 +33,7 @@ class WireLine:
     data: str  # the data, or the comment's text
 
 
-class WireLog:
+class WireEvents:
     def __init__(self, tape: Tape) -> None:
         self.tape = tape
         self.widest = 0  # characters in the longest data or comment so far
