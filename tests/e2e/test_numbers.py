@@ -169,9 +169,6 @@ def test_a_fractional_index_is_still_not_an_integer() -> None:
 
 
 def test_anthropic_and_responses_indexes_out_of_range_take_a_free_lane() -> None:
-    def event(payload: dict[str, Any]) -> str:
-        return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n"
-
     block = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
     anthropic = [
         {"type": "message_start", "message": {"type": "message", "content": []}},
@@ -187,7 +184,7 @@ def test_anthropic_and_responses_indexes_out_of_range_take_a_free_lane() -> None
         {"type": "response.completed", "response": {"status": "completed"}},
     ]
     for events, field in ((anthropic, "content block index -1"), (responses, "output_index")):
-        r = run("".join(map(event, events)).encode())
+        r = run(sse(*events, named=True))
         assert [c["index"] for c in r.calls] == [0]
         assert r.anomaly("index-out-of-range")["index"] == 0
         assert field in r.anomaly("index-out-of-range")["detail"]
@@ -239,9 +236,7 @@ def test_a_cohere_index_past_64_bits_is_exact_however_the_reads_are_cut(cut: int
         {"type": "tool-call-end", "index": big},
         {"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}},
     ]
-    body = b"".join(
-        f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in events
-    )
+    body = sse(*events, named=True)
     reads = [body] if cut is None else [body[at : at + cut] for at in range(0, len(body), cut)]
     session = StreamSession("test", live=False)
     session.open(200, "text/event-stream")
