@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from tests.helpers.sse import sse
 from tests.helpers.streaming import SCALARS, TEXT
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core import report as report_module
@@ -95,7 +96,7 @@ def test_a_long_argument_buffer_is_never_one_piece() -> None:
         ]
     }
     finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
-    session.feed(f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(finish)}\n\n".encode(), 0.1)
+    session.feed(sse(chunk, finish), 0.1)
     session.close(0.2)
     pieces = list(report_pieces(session.state))
     assert "".join(pieces) == dumped(build_report(session.state)) == report_json(session.state)
@@ -147,7 +148,7 @@ def test_a_reports_utf8_pieces_are_its_text() -> None:
     call = {"index": 0, "id": "c", "function": {"name": "f", "arguments": arguments}}
     chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
     finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
-    session.feed(f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(finish)}\n\n".encode(), 0.1)
+    session.feed(sse(chunk, finish), 0.1)
     session.close(0.2)
     pieces = [bytes(piece) for piece in report_module.report_utf8_pieces(session.state)]
     assert b"".join(pieces).decode() == dumped(build_report(session.state))
@@ -161,7 +162,7 @@ def test_a_report_past_the_whole_size_is_written_member_by_member() -> None:
     arguments = json.dumps({"text": "é🚀" * 50}, ensure_ascii=False)
     call = {"index": 0, "id": "c", "function": {"name": "f", "arguments": arguments}}
     chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
-    session.feed(f"data: {json.dumps(chunk)}\n\n".encode(), 0.1)
+    session.feed(sse(chunk), 0.1)
     session.close(0.2)
     report = build_report(session.state)
     whole = b"".join(map(bytes, report_module.report_utf8_pieces(session.state)))
