@@ -102,7 +102,9 @@ class EventStreamDecoder:
         # The headers of the frame before, and what they name: the next frame usually
         # has the same, told without copying them out for the lookup
         last_raw, last_named = b"", None
-        while not (self.broken or self.oversized) and size - offset >= PRELUDE_BYTES:
+        if self.broken or self.oversized:  # (only `_frame_length` sets them, and then ends this)
+            return 0
+        while size - offset >= PRELUDE_BYTES:
             total: int | None
             total, headers_length, prelude_crc = unpack(view, offset)
             if not (

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .dialects.base import excerpt
+from .dialects.base import Dialect, excerpt
 from .dialects.detect import make_dialect
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .eventstream import EVENTSTREAM_TYPE, EventStreamDecoder, looks_like_eventstream
@@ -312,9 +312,12 @@ class StreamSession:
         live = state.live
         dialect = self.dialect.current
         dialect.long_digit_runs = self.decoder.long_digit_runs
-        on_event = dialect.on_event
         # only frames can be invalid one by one, and only where the read found a problem
         per_event = self.mode == "eventstream" and self.decoder.has_problems()
+        if not (live or per_event) and type(dialect).on_event is Dialect.on_event:
+            self._handle_all(dialect, items, t)
+            return
+        on_event = dialect.on_event
         for item in items:
             if type(item) is SSEComment:
                 if live:
@@ -328,6 +331,19 @@ class StreamSession:
             on_event(item, t)
             if per_event:
                 self._note_framing_problems(item.number)
+
+    def _handle_all(self, dialect: Dialect, items: list[Any], t: float) -> None:
+        """`_take_sse` for a report: no wire events, each event straight to the dialect's
+        `handle` (what `Dialect.on_event` does, without a call per event)."""
+        state, handle = self.state, dialect.handle
+        dialect.t = t
+        for item in items:
+            if type(item) is SSEComment:
+                continue
+            state.events = state.now = dialect.event = item.number
+            if not item.valid_utf8:
+                self._note_invalid_utf8(item.number)
+            handle(item)
 
     def _sniff(self, t: float, final: bool) -> None:
         """An untyped body: once its first bytes tell what it is, read it as that."""
