@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from .surrogates import REPLACEMENT_TABLE, SURROGATES
+from .surrogates import REPLACEMENT_TABLE
 
 HIDDEN_MARK = "¤"
 
@@ -56,11 +57,16 @@ FORMAT_CHARACTERS = (
 )
 
 
+def _hidden_codes() -> Iterator[int]:
+    """The characters shown as HIDDEN_MARK: the C1 controls and the format characters."""
+    yield from range(0x80, 0xA0)
+    for first, last in FORMAT_CHARACTERS:
+        yield from range(first, last + 1)
+
+
 def _build_table() -> dict[int, str]:
     table = _ascii_table()
-    table.update(dict.fromkeys(range(0x80, 0xA0), HIDDEN_MARK))
-    for first, last in FORMAT_CHARACTERS:
-        table.update(dict.fromkeys(range(first, last + 1), HIDDEN_MARK))
+    table.update(dict.fromkeys(_hidden_codes(), HIDDEN_MARK))
     table.update(REPLACEMENT_TABLE)
     return table
 
@@ -137,12 +143,10 @@ def json_inert(text: str) -> str:
 def _utf8_escapes() -> tuple[dict[bytes, bytes], dict[int, list[bytes]], bytes]:
     """`json_inert`'s table in UTF-8: the escape of each character's bytes; those
     characters by the byte that begins them; and every byte that begins none. (A lone
-    surrogate has no UTF-8 form: text holding one is never UTF-8.)"""
-    escapes = {
-        chr(code).encode(): mark.encode()
-        for code, mark in _tables()[2].items()
-        if code not in SURROGATES
-    }
+    surrogate has no UTF-8 form: text holding one is never UTF-8, so the 2,048 of the
+    whole table, and building it, are left out: a millisecond of a short run.)"""
+    codes = [0x7F, *_hidden_codes()]  # the table's codes from DEL up, surrogates aside
+    escapes = {chr(code).encode(): _json_escape(code).encode() for code in codes}
     by_lead: dict[int, list[bytes]] = {}
     for sequence in escapes:
         by_lead.setdefault(sequence[0], []).append(sequence)
