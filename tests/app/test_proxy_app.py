@@ -23,8 +23,9 @@ from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app.apps.proxy import RequestListApp, RequestListScreen, line_of
 from toolstream_tui.app.screens.stream import StreamScreen
 from toolstream_tui.core import StreamSession
+from toolstream_tui.proxy.config import ProxyConfig
 from toolstream_tui.proxy.requests import RequestList, RequestRecord
-from toolstream_tui.proxy.server import ProxyConfig, ProxyServer
+from toolstream_tui.proxy.server import ProxyServer
 from toolstream_tui.views.requests import REQUEST_COLUMNS, column_widths, request_row
 from toolstream_tui.watching.options import WatchOptions
 

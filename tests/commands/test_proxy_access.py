@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.proxy import WAIT_S, RunningProxy
 from toolstream_stubs import StubServer
 from toolstream_tui.commands.proxy import build_parser, config_of, main_proxy, remote_warning
-from toolstream_tui.proxy.server import TOKEN_ENV
+from toolstream_tui.proxy.config import TOKEN_ENV
 
 TOKEN = "proxy-token-5d4c3b2a1f"
 

@@ -20,8 +20,8 @@ from toolstream_stubs import load_scenario
 from toolstream_stubs.eventstream import event_frame
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.timing import stream_timing
+from toolstream_tui.proxy.config import ProxyConfig, parse_upstream
 from toolstream_tui.proxy.forwarder import ForwardingAsgiApp
-from toolstream_tui.proxy.server import ProxyConfig, parse_upstream
 from toolstream_tui.proxy.upstream import transport_for
 from toolstream_tui.sources.base import (
     BodyChunk,

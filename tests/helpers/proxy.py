@@ -16,8 +16,9 @@ from typing import Any
 import httpx2
 import uvicorn
 
+from toolstream_tui.proxy.config import ProxyConfig
 from toolstream_tui.proxy.requests import Change, Listener, RequestList, RequestRecord
-from toolstream_tui.proxy.server import ProxyConfig, ProxyServer, bind
+from toolstream_tui.proxy.server import ProxyServer, bind
 from toolstream_tui.sources import Limits
 
 WAIT_S = 30.0

@@ -20,7 +20,7 @@ from tests.helpers.docs_pages import docs_page
 from tests.helpers.proxy import WAIT_S, AsgiUpstream, RunningProxy
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.proxy.forwarder import MAX_CONNECTIONS
-from toolstream_tui.proxy.server import HEADER_TIMEOUT_S
+from toolstream_tui.proxy.http_rules import HEADER_TIMEOUT_S
 from toolstream_tui.proxy.upstream import READ_AHEAD_BYTES as UPSTREAM_READ_AHEAD
 
 SLOWLORIS = 1000

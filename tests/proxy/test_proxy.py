@@ -34,29 +34,22 @@ from toolstream_stubs import StubServer, load_scenario
 from toolstream_stubs.faults import cut_offset
 from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import StreamSession, build_report
-from toolstream_tui.proxy.forwarder import (
-    HOP_BY_HOP,
-    TAP_BATCH_BYTES,
-    WATCHER_GONE,
-    Outlet,
-    PipeFeed,
-    ProxyApp,
-    Relay,
-    UpstreamReads,
-)
-from toolstream_tui.proxy.requests import NOT_JSON, Change, RequestList, RequestRecord, model_of
-from toolstream_tui.proxy.server import (
+from toolstream_tui.proxy.config import WATCH_BUFFER_BYTES, ProxyConfig, is_loopback, parse_upstream
+from toolstream_tui.proxy.forwarder import WATCHER_GONE, ForwardingAsgiApp
+from toolstream_tui.proxy.http_rules import HOP_BY_HOP
+from toolstream_tui.proxy.pipe import (
+    BATCH_BYTES,
     Exchange,
     FrameReader,
     Note,
-    ProxyConfig,
-    Tap,
-    TapEnd,
-    bind,
+    Outlet,
+    PipeFeed,
+    ResponseEnd,
     frame,
-    is_loopback,
-    parse_upstream,
 )
+from toolstream_tui.proxy.relay import Relay, UpstreamReads
+from toolstream_tui.proxy.requests import NOT_JSON, Change, RequestList, RequestRecord, model_of
+from toolstream_tui.proxy.server import ProxiedResponse, bind
 from toolstream_tui.proxy.upstream import UpstreamBody, UpstreamConnection, UpstreamTransport
 from toolstream_tui.sources import Limits, pump
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
@@ -405,7 +398,7 @@ def test_the_forwarder_stops_cleanly_once_the_watching_process_is_gone() -> None
     read_fd, write_fd = os.pipe()
     config = json.dumps({"upstream": f"http://127.0.0.1:{free_port()}", "port": 0})
     command = [sys.executable, "-m", "toolstream_tui.proxy.forwarder"]
-    command += ["--listen-fd", str(listening.fileno()), "--tap-fd", str(write_fd)]
+    command += ["--listen-fd", str(listening.fileno()), "--pipe-fd", str(write_fd)]
     try:
         forwarder = subprocess.Popen(
             [*command, "--config", config],
@@ -695,11 +688,13 @@ async def test_a_second_run_never_overwrites_a_recording(tmp_path: Path) -> None
     recordings = []
     for body in (b"data: first\n\n", b"data: second\n\n"):
         log = RequestList(record_dir=tmp_path)
-        tap = Tap(Exchange("POST", "/v1/x", "http://h/v1/x", {}, b"{}", 1_767_225_600.5, 0.0))
+        tap = ProxiedResponse(
+            Exchange("POST", "/v1/x", "http://h/v1/x", {}, b"{}", 1_767_225_600.5, 0.0)
+        )
         log.take(tap)
         for item in (ResponseHead(200, "text/event-stream", t=0.1), BodyChunk(body, 0.2)):
             tap.put(item)
-        tap.put(TapEnd(0.3, len(body)))
+        tap.put(ResponseEnd(0.3, len(body)))
         await log.wait_idle()
         recordings.append(log.records[1].recording)
     first, second = recordings
@@ -790,7 +785,7 @@ async def test_frames_come_back_whole_however_the_pipe_cuts_them() -> None:
         (2, BodyChunk(b"", 0.0)),
         (1, Note("a note")),
         (2, TransportError("reset", 0.5)),
-        (1, TapEnd(0.75, 12)),
+        (1, ResponseEnd(0.75, 12)),
     ]
     wire = b"".join(frame(request_id, item) for request_id, item in items)
     for step in (1, 2, 5, 17, len(wire)):
@@ -820,7 +815,7 @@ class RecordedWrites:
 
 
 async def test_the_tap_writes_the_frames_of_several_loop_turns_at_once() -> None:
-    feed = PipeFeed()
+    feed = PipeFeed(WATCH_BUFFER_BYTES)
     recorded = RecordedWrites()
     feed.transport = recorded  # type: ignore[assignment]
     chunks = [BodyChunk(b"data: %d\n\n" % n, n / 10) for n in range(3)]
@@ -832,10 +827,10 @@ async def test_the_tap_writes_the_frames_of_several_loop_turns_at_once() -> None
 
 
 async def test_the_tap_writes_at_once_past_its_batch_size() -> None:
-    feed = PipeFeed()
+    feed = PipeFeed(WATCH_BUFFER_BYTES)
     recorded = RecordedWrites()
     feed.transport = recorded  # type: ignore[assignment]
-    big = BodyChunk(b"x" * TAP_BATCH_BYTES, 0.0)
+    big = BodyChunk(b"x" * BATCH_BYTES, 0.0)
     feed.put(1, BodyChunk(b"small", 0.0))
     feed.put(1, big)
     assert recorded.writes == [frame(1, BodyChunk(b"small", 0.0)) + frame(1, big)]
@@ -844,11 +839,11 @@ async def test_the_tap_writes_at_once_past_its_batch_size() -> None:
 async def test_the_tap_holds_its_frames_while_the_pipe_is_full() -> None:
     """Handing a paused transport more would grow its part-written buffer, which
     copies all it holds; the frames wait and go in one write once it has drained."""
-    feed = PipeFeed()
+    feed = PipeFeed(WATCH_BUFFER_BYTES)
     recorded = RecordedWrites()
     feed.transport = recorded  # type: ignore[assignment]
     feed.pause_writing()
-    big = BodyChunk(b"x" * TAP_BATCH_BYTES, 0.0)
+    big = BodyChunk(b"x" * BATCH_BYTES, 0.0)
     feed.put(1, BodyChunk(b"small", 0.0))
     feed.put(2, big)
     assert recorded.writes == []
@@ -988,7 +983,9 @@ async def test_requests_wait_their_turn_to_start_while_running_streams_go_on() -
     def ignore_tap(request_id: int, item: object) -> None:
         pass
 
-    app = ProxyApp(ProxyConfig("http://upstream.test"), httpx.MockTransport(upstream), ignore_tap)
+    app = ForwardingAsgiApp(
+        ProxyConfig("http://upstream.test"), httpx.MockTransport(upstream), ignore_tap
+    )
     received: dict[str, bytes] = {"/a": b"", "/b": b""}
     arrived = asyncio.Event()
 
