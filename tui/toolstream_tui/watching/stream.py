@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from ..core import StreamSession, StreamState
 from ..core.events import StreamEvent
-from ..otlp.watching import StreamSpan, redactor_of
 from ..sources import Source, pump
 from ..sources.recording import Tape, source_items
 from .options import WatchOptions
@@ -77,8 +76,11 @@ class WatchedStream:
             self.record_error = f"cannot record to {record}: {exc.strerror}"
             items = source_items(source, None, self.tape, idle)
         otlp = self.options.otlp
-        span = None if otlp is None else StreamSpan(source.label, redactor_of(source))
-        if span is not None:
+        span = None
+        if otlp is not None:  # the span's modules load only with --otlp
+            from ..otlp.watching import StreamSpan, redactor_of
+
+            span = StreamSpan(source.label, redactor_of(source))
             items = span.tapped(items)
         try:
             await pump(items, session, self.received, pacer)

@@ -20,12 +20,16 @@ from ...sources import Source
 from ...watching.options import WatchOptions
 from ...watching.stream import WatchedStream
 from ..input_first import InputFirstApp
-from ..screens.stream import StreamScreen
+from ..screens.stream import CSS_FILE, StreamScreen
 from ..signals import quit_on_signals
 
 
 class ToolstreamApp(InputFirstApp):
     TITLE = "toolstream-tui"
+    # The stream screen's CSS, read with Textual's own before the first frame: a
+    # screen bringing CSS the app has not read makes Textual parse every stylesheet
+    # read so far again, as the screen is pushed.
+    CSS_PATH = CSS_FILE
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "toggle_keys", "Keys", id="keys", key_display="?"),

@@ -44,7 +44,6 @@ from ...views.lanes import call_row, lane_title, lane_view
 from ...views.scrub import cursor_for, scrub_view
 from ...views.status import status_view
 from ...views.words import shortened
-from ...watching.bundle import write_bundle
 from ...watching.stream import WatchedStream
 from ..widgets.key_footer import KeyFooter
 from ..widgets.lane import CallLane
@@ -53,10 +52,10 @@ from ..widgets.raw_log import RawLog
 from ..widgets.scrub_bar import ScrubBar
 from ..widgets.status_bar import StatusBar
 from ..widgets.text_pane import TextPane
-from .inspector import InspectorScreen
 
 if TYPE_CHECKING:
     from .goto import GotoScreen
+    from .inspector import InspectorScreen
     from .timeline import TimelineFigures
 
 TICK_SECONDS = 1 / 30
@@ -87,8 +86,13 @@ COLLECT_AFTER_SECONDS = 0.5
 THE_LAST_EVENT = sys.maxsize  # End's target while the stream is still arriving
 
 
+# Absolute: the app that opens on this screen reads the same file as its own CSS
+# (see ToolstreamApp.CSS_PATH).
+CSS_FILE = Path(__file__).with_name("stream.tcss").resolve()
+
+
 class StreamScreen(Screen[None]):
-    CSS_PATH = "stream.tcss"
+    CSS_PATH = CSS_FILE
     BINDINGS = [
         Binding("space", "toggle_pause", "Pause", tooltip="Pause or resume the display"),
         Binding(
@@ -609,6 +613,8 @@ class StreamScreen(Screen[None]):
             return rows.count_upto(self.cursor)
 
         if self.inspector is None:
+            from .inspector import InspectorScreen  # the first frame needs no inspector
+
             self.inspector = InspectorScreen(title, rows, count)
             self.app.install_screen(self.inspector, f"inspector-{id(self)}")
         else:
@@ -720,6 +726,8 @@ class StreamScreen(Screen[None]):
     def write_bundle(self, directory: Path) -> str:
         """A repro bundle of what has arrived so far, with the screen as it is now;
         returns (and shows) what happened."""
+        from ...watching.bundle import write_bundle  # a bundle is rare: not loaded at start
+
         try:
             write_bundle(
                 directory,
