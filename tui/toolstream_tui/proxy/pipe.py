@@ -95,10 +95,15 @@ def frame(request_id: int, item: ProxiedItem | Exchange) -> bytes:
     a body read as it came (the common case, kept cheap) or any other item as a
     pickle. Only ever read back by the process that started the forwarder."""
     if type(item) is BodyChunk:
-        size = CHUNK_HEAD.size - FRAME_LENGTH.size + len(item.data)
-        return CHUNK_HEAD.pack(size, CHUNK_KIND, request_id, item.t) + item.data
+        return chunk_head(request_id, item) + item.data
     payload = pickle.dumps((request_id, item), protocol=pickle.HIGHEST_PROTOCOL)
     return FRAME_LENGTH.pack(len(payload) + 1) + PICKLE_KIND + payload
+
+
+def chunk_head(request_id: int, chunk: BodyChunk) -> bytes:
+    """What comes before a body read's bytes in its frame."""
+    size = CHUNK_HEAD.size - FRAME_LENGTH.size + len(chunk.data)
+    return CHUNK_HEAD.pack(size, CHUNK_KIND, request_id, chunk.t)
 
 
 class FrameReader(asyncio.Protocol):
@@ -257,7 +262,7 @@ class PipeFeed(asyncio.Protocol):
         gap = self._gaps.get(request_id)
         if type(item) is BodyChunk:
             if gap is None and self.held + len(item.data) <= self.cap:
-                self._hold(frame(request_id, item))
+                self._hold(chunk_head(request_id, item), item.data)  # no frame joined first
             else:
                 gap = gap or self._gaps.setdefault(request_id, Gap(item.t))
                 gap.dropped += len(item.data)
@@ -274,10 +279,12 @@ class PipeFeed(asyncio.Protocol):
             self._gaps.pop(request_id, None)
         self._hold(frame(request_id, item))
 
-    def _hold(self, data: bytes) -> None:
+    def _hold(self, data: bytes, more: bytes = b"") -> None:
         if not self._frames and not self._paused:
             self._timer = asyncio.get_running_loop().call_later(BATCH_S, self._write)
         self._frames += data
+        if more:
+            self._frames += more
         if len(self._frames) >= BATCH_BYTES and not self._paused:
             self._write()
 

@@ -20,7 +20,7 @@ import asyncio
 import ssl
 import time
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any, cast
 
 import h11
@@ -211,7 +211,11 @@ class UpstreamConnection(asyncio.Protocol):
                 return None
             if self.error is not None:
                 raise self._failure()
-            await self._wait(timeout)
+            if timeout is None:  # the usual wait, without a frame of its own
+                self._waiter = asyncio.get_running_loop().create_future()
+                await self._waiter
+            else:
+                await self._wait(timeout)
         return self.take_held()
 
     def take_held(self) -> tuple[bytes, float] | None:
@@ -295,10 +299,11 @@ class UpstreamBody(httpx.AsyncByteStream):
         """What has arrived and not been taken, without waiting; None if nothing."""
         return self._connection.take_held()
 
-    async def take(self) -> tuple[bytes, float] | None:
+    def take(self) -> Coroutine[Any, Any, tuple[bytes, float] | None]:
         """What arrived since the last take (waiting for some), and the time.monotonic
-        its first byte came; None once the body is over."""
-        return await self._connection.take(self._timeout)
+        its first byte came; None once the body is over. (The connection's own
+        coroutine: one frame fewer for each read.)"""
+        return self._connection.take(self._timeout)
 
     async def stop(self) -> None:
         """Nothing reads ahead but the connection, which `aclose` releases."""
