@@ -24,6 +24,8 @@ from ..sse import SSEEvent
 from ..state import CallSlot, StreamState
 from .base import Dialect, as_dict, as_int, as_list, as_text, compact_json, excerpt
 
+_json_string = json.JSONEncoder(ensure_ascii=False).encode  # a string: as compact_json
+
 # finishReasons that say the model's calls were broken or not allowed.
 MALFORMED_CALL_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
 # finishReasons that say a filter stopped the answer.
@@ -316,8 +318,9 @@ def _value_of(piece: dict[str, Any]) -> tuple[Any, tuple[str, str] | None] | str
 
 
 def text_piece_line(path: str, value: str, going_on: bool) -> str:
-    """A piece of string value as its lane shows it."""
-    return f"{path} = {compact_json(value)}{' …' if going_on else ''}\n"
+    """A piece of string value as its lane shows it (a string is written as
+    `compact_json` writes it, without its steps for other values)."""
+    return f"{path} = {_json_string(value)}{' …' if going_on else ''}\n"
 
 
 def piece_text(piece: Any) -> str:
@@ -424,7 +427,8 @@ class GeminiDialect(Dialect):
         going_on = piece.get("willContinue") is True
         line = text_piece_line(path, value, going_on)
         self.state.append_fragment(streamed.slot, line, self.event, self.t)
-        leaf.continue_with(value, going_on)
+        leaf.pieces.append(value)  # `Leaf.continue_with`, in place
+        leaf.open = going_on
         if not call_goes_on and not going_on:
             self._close_streamed(None)
         return True
