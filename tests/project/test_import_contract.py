@@ -128,7 +128,8 @@ def test_a_replay_that_may_wait_runs_in_an_event_loop(tmp_path: Path, options: t
     assert "asyncio" in modules_after_headless(replay, *options)
 
 
-# Loaded only for what asks for them: a capture file, --otlp, a moment in the stream.
+# Loaded only for what asks for them: a capture file, --otlp, a moment in the stream,
+# headers to keep or read back (a request, a recording's timing file).
 OPTIONAL_MODULES = (
     "toolstream_tui.commands.capturing",
     "toolstream_tui.sources.captures",
@@ -136,6 +137,8 @@ OPTIONAL_MODULES = (
     "toolstream_tui.otlp.spans",
     "toolstream_tui.otlp.export",
     "toolstream_tui.core.upto",
+    "toolstream_tui.sources.secrets",
+    "toolstream_tui.core.redact",
 )
 
 

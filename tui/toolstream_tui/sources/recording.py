@@ -31,7 +31,6 @@ from .base import (
     TransportError,
 )
 from .pump import idle_limited
-from .secrets import safe_headers
 
 FORMAT = "toolstream-recording/2"
 FORMAT_PREFIX = "toolstream-recording/"
@@ -96,7 +95,7 @@ def head_record(head: ResponseHead) -> dict[str, Any]:
     if head.url:
         record["url"] = head.url
     if head.headers:
-        record["headers"] = safe_headers(head.headers)
+        record["headers"] = _safe_headers(head.headers)
     if head.redirects:
         record["redirects"] = list(head.redirects)
     if head.t is not None:
@@ -352,7 +351,7 @@ def _head(record: dict[str, Any], t: float | None) -> ResponseHead:
         content_type=_text(record, "content_type"),
         reason=_text(record, "reason"),
         url=_text(record, "url"),
-        headers=safe_headers(headers),
+        headers=_safe_headers(headers),
         redirects=tuple(redirects),
         t=t,
     )
@@ -375,6 +374,14 @@ def _request(request: Any) -> RequestSent:
 def _format(value: Any) -> None:
     if not isinstance(value, str) or not value.startswith(FORMAT_PREFIX):
         raise RecordingError(f"format {_shown(value)} is not a toolstream recording")
+
+
+def _safe_headers(headers: dict[str, str]) -> dict[str, str]:
+    """`secrets.safe_headers`, whose module (and the redactor under it) a replay of a
+    bare body never loads."""
+    from .secrets import safe_headers
+
+    return safe_headers(headers)
 
 
 def _text(record: dict[str, Any], key: str) -> str:
