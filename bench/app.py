@@ -561,20 +561,27 @@ def key_figures(phase: KeyPhase, plan: Plan) -> dict[str, Any]:
 # -- row 4: startup -------------------------------------------------------------------
 def startup(run: Run) -> None:
     tiny = run.file(run.plan.tiny)
-    headless, shown, floor = [], [], []
+    headless: list[float] = []
+    shown: list[FirstFrame] = []
+    floor: list[FirstFrame] = []
     rounds = max(run.plan.rounds, 5) if not run.args.quick else 1
     with run.timing("startup", run.args.poll_keys):
         for _ in range(rounds):
             headless.append(run_headless(replay_argv(tiny.path, "--headless")).seconds)
             shown.append(first_frame(run, app_argv(), markers.content, markers.QUIT_KEY))
             floor.append(first_frame(run, MINIMAL_APP_ARGV, shows_minimal_app, "C-q"))
-    run.figures["startup.app"] = summary(shown)
+    run.figures["startup.app"] = summary([frame.seconds for frame in shown])
     run.figures["startup.headless"] = summary(headless)
-    run.figures["startup.minimal_textual_app"] = summary(floor)
+    run.figures["startup.minimal_textual_app"] = summary([frame.seconds for frame in floor])
+    # The CPU each had used by then: on a busy machine, steadier than the seconds.
+    run.figures["startup.app_cpu"] = summary([frame.cpu for frame in shown])
+    run.figures["startup.minimal_textual_app_cpu"] = summary([frame.cpu for frame in floor])
     progress(
-        f"  first frame {statistics.median(shown):.3f} s, "
+        f"  first frame {statistics.median(frame.seconds for frame in shown):.3f} s "
+        f"(CPU {statistics.median(frame.cpu for frame in shown):.2f} s), "
         f"headless {statistics.median(headless):.3f} s, "
-        f"a minimal Textual app {statistics.median(floor):.3f} s"
+        f"a minimal Textual app {statistics.median(frame.seconds for frame in floor):.3f} s "
+        f"(CPU {statistics.median(frame.cpu for frame in floor):.2f} s)"
     )
 
 
@@ -585,16 +592,27 @@ def shows_minimal_app(frame: Frame) -> bool:
     return any(minimal_app.TEXT in line for line in frame.lines)
 
 
-def first_frame(run: Run, argv: list[str], shows: Callable[[Frame], bool], quit_key: str) -> float:
-    """Seconds from launching `argv` to the first frame that `shows`; then quit."""
+@dataclass(frozen=True, slots=True)
+class FirstFrame:
+    seconds: float  # from the launch to the first frame that shows it
+    cpu: float  # the process's CPU when that frame was captured (kernel ticks: 10 ms)
+
+
+def first_frame(
+    run: Run, argv: list[str], shows: Callable[[Frame], bool], quit_key: str
+) -> FirstFrame:
+    """From launching `argv` to the first frame that `shows`; then quit."""
     start = time.perf_counter()
     process = run.terminal.launch(argv)
     try:
         frame = run.watch.until(process, shows, LAUNCH_TIMEOUT)
         if frame is None:
             raise RuntimeError(f"{argv[-1]}: nothing shown after {LAUNCH_TIMEOUT:.0f} s")
+        cpu = cpu_seconds(process.pid)
+        if cpu is None:
+            raise RuntimeError(f"{argv[-1]}: gone before its CPU time was read")
         quit_app(run.terminal, process, quit_key)
-        return frame.t - start
+        return FirstFrame(frame.t - start, cpu)
     finally:
         process.kill()
         process.close()
