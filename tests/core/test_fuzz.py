@@ -33,6 +33,7 @@ from toolstream_stubs import list_scenarios, load_scenario
 from toolstream_tui.core import StreamSession, build_report, exit_code
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
 from toolstream_tui.core.events import WireComment, WireEvent
+from toolstream_tui.core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from toolstream_tui.core.report import report_json
 from toolstream_tui.core.session import REPORTED_CHARS
 
@@ -199,7 +200,7 @@ def check(
     assert report["status"] in STATUS_VALUES
     assert {anomaly["kind"] for anomaly in report["anomalies"]} <= ANOMALY_KINDS
     code = exit_code(state)
-    assert code in {0, 1, 2}
+    assert code in {EXIT_OK, EXIT_FAILED, EXIT_INCOMPLETE}
     assert code == {"error": 1, "truncated": 2}.get(report["status"], code)
     if code == 0:
         assert all(call["error"] is None for call in report["tool_calls"])
