@@ -201,7 +201,7 @@ def check(
     assert {anomaly["kind"] for anomaly in report["anomalies"]} <= ANOMALY_KINDS
     code = exit_code(state)
     assert code in {EXIT_OK, EXIT_FAILED, EXIT_INCOMPLETE}
-    assert code == {"error": 1, "truncated": 2}.get(report["status"], code)
+    assert code == {"error": EXIT_FAILED, "truncated": EXIT_INCOMPLETE}.get(report["status"], code)
     if code == 0:
         assert all(call["error"] is None for call in report["tool_calls"])
     if ending == "fail" or status >= 400:
