@@ -505,7 +505,9 @@ async def test_a_lane_lists_a_dozen_fields_and_counts_the_rest(tmp_path: Path) -
     body = chunk({"tool_calls": [call]}) + chunk({}, finish="tool_calls") + b"data: [DONE]\n\n"
     recording = tmp_path / "many-fields.sse"
     recording.write_bytes(body)
-    app = ToolstreamApp(ReplaySource(recording, speed=0), WatchOptions(clock=frozen_clock))
+    # Both clocks frozen: on a loaded machine the source's own clock gave "0.01s".
+    source = ReplaySource(recording, speed=0, clock=frozen_clock)
+    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
     async with app.run_test(size=SIZE):
         await wait_settled(app)
         line = str(app.stream.lanes.lanes[0].fields_line.render())
