@@ -288,7 +288,7 @@ async def test_a_request_forgotten_between_two_draws_is_painted_as_drawn() -> No
     async with app.run_test(size=SIZE) as pilot:
         table = app.requests.table
         newest = table.ids[0]
-        app.proxy_log.records.pop(newest)  # as the log does past --keep
+        app.request_list.records.pop(newest)  # as the log does past --keep
         table.refresh()
         await pilot.pause()
         assert "truncated" in table.row(newest)[0]

@@ -126,8 +126,8 @@ def list_app(capture: Capture, path: Path, log: RequestList) -> RequestListApp:
 async def fill(app: RequestListApp, capture: Capture) -> None:
     """Every entry read into the app's log, the first stream selected (not the
     newest entry: a favicon, often)."""
-    feed(app.proxy_log, capture)
-    await app.proxy_log.wait_idle()
+    feed(app.request_list, capture)
+    await app.request_list.wait_idle()
     if capture.streams:
         app.requests.follow = False
         app.requests.selected = capture.streams[0].number

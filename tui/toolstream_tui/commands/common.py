@@ -1,6 +1,6 @@
 """What every command shares: its errors, numbers checked against their range while
 parsing, `--version`, the check that there is a terminal for an app, the limit
-options, and --fail-on. The watch command (cli.py) and `toolstream-tui proxy`
+options, and --fail-on. The watch command (commands/watch.py) and `toolstream-tui proxy`
 (commands/proxy.py) both stand on it, so neither imports the other. The exit
 codes are in one table: core/exit_codes.py."""
 

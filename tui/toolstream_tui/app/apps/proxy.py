@@ -149,7 +149,7 @@ class RequestListScreen(Screen[None]):
         `origin`: where the requests came from, when not from a listening proxy (a
         capture file)."""
         super().__init__()
-        self.proxy_log = log
+        self.request_list = log
         self.clock = clock
         self.listening = listening
         self.upstream = upstream
@@ -174,7 +174,7 @@ class RequestListScreen(Screen[None]):
         self.draw()
 
     def shown_ids(self) -> list[int]:
-        records = self.proxy_log.records
+        records = self.request_list.records
         ids = sorted(records, reverse=True)
         if self.anomalies_only:
             ids = [i for i in ids if records[i].session.state.anomalies]
@@ -188,7 +188,7 @@ class RequestListScreen(Screen[None]):
         now = self.clock()
         # The records as of this draw: the table paints lines until the next one,
         # and the log may forget a request (--keep) in between.
-        records = {request_id: self.proxy_log.records[request_id] for request_id in ids}
+        records = {request_id: self.request_list.records[request_id] for request_id in ids}
 
         def row(request_id: int) -> tuple[str, str]:
             shown = request_row(records[request_id], now)
@@ -201,23 +201,23 @@ class RequestListScreen(Screen[None]):
         show_text(self.status, self.status_text(ids))
 
     def empty_text(self) -> str:
-        if self.anomalies_only and self.proxy_log.records:
+        if self.anomalies_only and self.request_list.records:
             return "no request with an anomaly yet (a: show all)"
         return f"no requests yet: point your agent at {self.listening} (e.g. OPENAI_BASE_URL)"
 
     def status_text(self, ids: list[int]) -> str:
-        records = self.proxy_log.records.values()
+        records = self.request_list.records.values()
         streaming = sum(1 for record in records if not record.over)
         with_anomalies = sum(1 for record in records if record.session.state.anomalies)
         # By importance: a narrow terminal cuts the addresses at the end, never the
         # counts or whether the newest request is followed.
-        parts = [plural(len(self.proxy_log.records), "request"), f"{streaming} streaming"]
+        parts = [plural(len(self.request_list.records), "request"), f"{streaming} streaming"]
         if with_anomalies:
             parts.append(f"⚠ {with_anomalies} with anomalies")
         if self.anomalies_only:
             parts.append(f"showing {len(ids)} with anomalies")
-        if self.proxy_log.otlp is not None:  # --otlp: spans sent, waiting, dropped
-            parts.append(self.proxy_log.otlp.status())
+        if self.request_list.otlp is not None:  # --otlp: spans sent, waiting, dropped
+            parts.append(self.request_list.otlp.status())
         parts.append("following newest" if self.follow else "f: follow newest")
         parts.append(self.origin or f"listening on {self.listening} → {self.upstream}")
         return " · ".join(parts)
@@ -245,7 +245,7 @@ class RequestListScreen(Screen[None]):
             self.app.open_request(self.selected)  # type: ignore[attr-defined]
 
     def action_request(self) -> None:
-        record = self.proxy_log.records.get(self.selected) if self.selected is not None else None
+        record = self.request_list.records.get(self.selected) if self.selected is not None else None
         if record is not None:
             request = record.tape.request if record.tape is not None else None
             title = f"request {record.id}: {record.method} {record.path}"
@@ -275,7 +275,7 @@ class RequestListApp(InputFirstApp):
         origin: str | None = None,
     ) -> None:
         super().__init__()
-        self.proxy_log = log
+        self.request_list = log
         self.options = options or WatchOptions(limits=log.limits, clock=time.monotonic)
         self.exit_after = exit_after
         self.requests = RequestListScreen(
@@ -295,13 +295,13 @@ class RequestListApp(InputFirstApp):
             watch.received()
         if change is Change.DROPPED and not self._in_view(record.id):
             self._forget(record.id)
-        done = self.exit_after is not None and self.proxy_log.finished_count >= self.exit_after
+        done = self.exit_after is not None and self.request_list.finished_count >= self.exit_after
         if change is Change.FINISHED and done:
             self.exit(0)
 
     def open_request(self, request_id: int) -> None:
         """The stream view of one request, live while it streams."""
-        record = self.proxy_log.records.get(request_id)
+        record = self.request_list.records.get(request_id)
         if record is None:
             return
         watch = self.watches.get(request_id)
@@ -320,7 +320,7 @@ class RequestListApp(InputFirstApp):
 
     def _left(self, request_id: int) -> None:
         """A request's view was left: its watch goes if the log has let it go."""
-        if request_id not in self.proxy_log.records and not self._in_view(request_id):
+        if request_id not in self.request_list.records and not self._in_view(request_id):
             self._forget(request_id)
 
     def _in_view(self, request_id: int) -> bool:
