@@ -244,6 +244,27 @@ def test_every_spelling_of_a_secret_is_found_in_text() -> None:
     assert re.search(REDACTED, pattern.redact_text(SECRET * 2)) is not None
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    secret=st.text(st.sampled_from("ab/-é🚀"), min_size=4, max_size=8),
+    ways=st.lists(st.integers(0, 5), min_size=8, max_size=8),
+)
+def test_any_character_the_first_included_may_be_escaped_behind_one_to_four_backslashes(
+    secret: str, ways: list[int]
+) -> None:
+    def spelled_as(char: str, way: int) -> str:
+        if way == 0 or ord(char) > 0xFFFF:
+            return char
+        if way == 5:
+            return "\\/" if char == "/" else char
+        return "\\" * way + f"u{ord(char):04{'x' if way % 2 else 'X'}}"
+
+    spelling = "".join(spelled_as(char, way) for char, way in zip(secret, ways, strict=False))
+    pattern = SecretPattern([secret])
+    assert pattern.redact_text(f"<{spelling}>") == f"<{REDACTED}>"
+    assert pattern.redact_data(f"<{spelling}>".encode()) == f"<{REDACTED}>".encode()
+
+
 def test_a_token_a_thousand_characters_long_is_found_whole_and_by_its_start() -> None:
     token = "eyJ" + "a1B2c3D4" * 120
     pattern = SecretPattern([token])

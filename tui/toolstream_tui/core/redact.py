@@ -57,13 +57,29 @@ def _hex(code: int) -> str:
     return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{code:04x}")
 
 
-def _char_pattern(char: str) -> str:
+def _spellings(char: str) -> list[str]:
+    """The ways `char` may be written: itself, or escaped (each way begins with
+    one literal character, see `_secret_pattern`)."""
     spellings = [re.escape(char)]
+    escaped = rf"\\\\{{0,{MAX_BACKSLASHES - 1}}}"  # one backslash, then up to 3 more
     if ord(char) <= 0xFFFF:
-        spellings.append(rf"\\{{1,{MAX_BACKSLASHES}}}u{_hex(ord(char))}")
+        spellings.append(rf"{escaped}u{_hex(ord(char))}")
     if char == "/":
-        spellings.append(rf"\\{{1,{MAX_BACKSLASHES}}}/")
-    return "(?:" + "|".join(spellings) + ")"
+        spellings.append(rf"{escaped}/")
+    return spellings
+
+
+def _char_pattern(char: str) -> str:
+    return "(?:" + "|".join(_spellings(char)) + ")"
+
+
+def _secret_pattern(secret: str) -> str:
+    """Every spelling of `secret`, as one alternative per spelling of its first
+    character: a pattern whose alternatives all begin with a literal lets `re`
+    skip to the bytes that could begin a match instead of trying a match at every
+    byte (about 3x faster over escaped JSON)."""
+    rest = "".join(map(_char_pattern, secret[1:]))
+    return "|".join(first + rest for first in _spellings(secret[0]))
 
 
 def _partial_escape(char: str) -> str:
@@ -94,7 +110,7 @@ class SecretPattern:
     def __init__(self, secrets: Iterable[str]) -> None:
         unique = {secret for secret in secrets if len(secret) >= MIN_SECRET}
         self.secrets = sorted(unique, key=len, reverse=True)
-        source = "|".join("".join(map(_char_pattern, secret)) for secret in self.secrets)
+        source = "|".join(map(_secret_pattern, self.secrets))
         self.text = re.compile(source) if source else None
         self.data = re.compile(source.encode()) if source else None
         self._literals = [secret.encode() for secret in self.secrets]
