@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,8 @@ from ..core.diff import diff_states
 from ..core.exit_codes import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_INTERRUPTED, EXIT_TROUBLE
 from ..core.report import printable_json
 from ..core.visible import inert
-from ..sources import SourceItem, TransportError, pump
-from ..sources.base import UNREADABLE, plain_reason
+from ..sources import TransportError, pump
+from ..sources.base import UNREADABLE, SourceItems, plain_reason
 from ..sources.recording import RecordingError
 from ..sources.replay import ReplaySource, open_regular
 from .common import missing_terminal
@@ -61,7 +61,7 @@ def check_readable(path: Path) -> None:
         raise Unreadable(f"cannot read {path}: {exc}") from exc
 
 
-async def _refusing_unreadable(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+async def _refusing_unreadable(items: SourceItems) -> SourceItems:
     """The replay's items; a recording that cannot be read (a broken timing file)
     is trouble, not a stream."""
     async with aclosing(items):

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from ..core.report import build_report
 from ..core.session import StreamSession
-from ..sources.base import BodyChunk, RequestSent, SourceItem
+from ..sources.base import BodyChunk, RequestSent, SourceItems
 from .envelope import BodyWindow, read_envelope
 from .spans import Redact, RequestFacts, SpanPlan, span_plan
 
@@ -33,7 +32,7 @@ class StreamSpan:
         self.window = BodyWindow()
         self.redact: Redact = redact or (lambda text: text)
 
-    async def tapped(self, items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+    async def tapped(self, items: SourceItems) -> SourceItems:
         async with aclosing(items):
             async for item in items:
                 if type(item) is BodyChunk:

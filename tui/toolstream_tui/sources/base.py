@@ -5,7 +5,7 @@ read from an injectable clock so tests and snapshots are deterministic."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol
 
 from ..core.records import FrozenRecord
@@ -89,6 +89,9 @@ class TransportError(FrozenRecord):
 
 
 SourceItem = RequestSent | ResponseHead | BodyChunk | TransportError
+# What a source's `items()` gives: an async generator, so that a reader that stops
+# early can close it (`contextlib.aclosing`) and the source lets its connection go.
+SourceItems = AsyncGenerator[SourceItem, None]
 
 
 def plain_reason(exc: BaseException) -> str:
@@ -102,7 +105,7 @@ def plain_reason(exc: BaseException) -> str:
 class Source(Protocol):
     label: str
 
-    def items(self) -> AsyncIterator[SourceItem]: ...
+    def items(self) -> SourceItems: ...
 
 
 class Stopwatch:

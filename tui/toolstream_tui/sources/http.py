@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -16,7 +16,7 @@ from .base import (
     Clock,
     RequestSent,
     ResponseHead,
-    SourceItem,
+    SourceItems,
     Stopwatch,
     TransportError,
     monotonic,
@@ -132,13 +132,13 @@ class HttpSource:
         self.label = self.redactor.url(request.url)
         self._clock = clock
 
-    def items(self) -> AsyncIterator[SourceItem]:
+    def items(self) -> SourceItems:
         return self.redactor.stream(self._items())
 
     def sent(self) -> RequestSent:
         return redacted_request(self.request, self.redactor)
 
-    async def _items(self) -> AsyncIterator[SourceItem]:
+    async def _items(self) -> SourceItems:
         elapsed = Stopwatch(self._clock)
         request = self.request
         yield self.sent()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import types
-from collections.abc import AsyncIterator, Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,7 +20,7 @@ from .base import (
     BodyChunk,
     RequestSent,
     ResponseHead,
-    SourceItem,
+    SourceItems,
     TransportError,
 )
 
@@ -64,7 +64,7 @@ STOP_ANOMALIES = {TRANSPORT: "connection-lost", IDLE_TIMEOUT: "idle-timeout"}
 
 
 async def pump(
-    items: AsyncIterator[SourceItem],
+    items: SourceItems,
     session: StreamSession,
     sink: EventSink,
     pacer: InputFirstPacer | None = None,
@@ -77,7 +77,7 @@ async def pump(
     last_t = 0.0
     opened = False
     turn_ends = time.perf_counter() + TURN_SECONDS
-    async with aclosing(items):  # type: ignore[type-var]
+    async with aclosing(items):
         async for item in items:
             if pacer is not None and pacer.due():
                 await pacer.take()
@@ -126,7 +126,7 @@ def run_to_end(coroutine: Coroutine[Any, Any, Result], *, event_loop: bool) -> R
                 coroutine.close()
                 raise RuntimeError("the stream awaited something only an event loop can wait for")
     except StopIteration as end:
-        return end.value  # type: ignore[no-any-return]
+        return end.value
 
 
 def stopped(session: StreamSession, stop: TransportError, opened: bool) -> list[StreamEvent]:
@@ -137,9 +137,7 @@ def stopped(session: StreamSession, stop: TransportError, opened: bool) -> list[
     return session.interrupt(stop.message, stop.t, STOP_ANOMALIES[stop.kind])
 
 
-async def idle_limited(
-    items: AsyncIterator[SourceItem], seconds: float
-) -> AsyncIterator[SourceItem]:
+async def idle_limited(items: SourceItems, seconds: float) -> SourceItems:
     """The items, ending with an idle-timeout stop when none arrives for `seconds`
     once the response has begun (so a recording keeps why the stream stopped).
     Before the response head the transport's own timeout applies: setting up a
@@ -148,7 +146,7 @@ async def idle_limited(
 
     last_t = 0.0
     opened = False
-    async with aclosing(items):  # type: ignore[type-var]
+    async with aclosing(items):
         while True:
             try:
                 # The consumer's task, as httpx needs.

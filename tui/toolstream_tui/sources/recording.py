@@ -13,7 +13,7 @@ import json
 import math
 import os
 from array import array
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import aclosing, suppress
 from pathlib import Path
 from typing import IO, Any
@@ -28,6 +28,7 @@ from .base import (
     ResponseHead,
     Source,
     SourceItem,
+    SourceItems,
     TransportError,
 )
 from .pump import idle_limited
@@ -103,9 +104,7 @@ def head_record(head: ResponseHead) -> dict[str, Any]:
     return record
 
 
-async def recorded(
-    items: AsyncIterator[SourceItem], recorder: Recorder
-) -> AsyncIterator[SourceItem]:
+async def recorded(items: SourceItems, recorder: Recorder) -> SourceItems:
     try:
         async with aclosing(items):
             async for item in items:
@@ -195,7 +194,7 @@ class Tape:
             self._body.close()
 
 
-async def taped(items: AsyncIterator[SourceItem], tape: Tape) -> AsyncIterator[SourceItem]:
+async def taped(items: SourceItems, tape: Tape) -> SourceItems:
     async with aclosing(items):
         async for item in items:
             tape.keep(item)
@@ -207,7 +206,7 @@ def source_items(
     record: Path | None,
     tape: Tape | None = None,
     idle_timeout: float | None = None,
-) -> AsyncIterator[SourceItem]:
+) -> SourceItems:
     """The source's items, ended by an idle-timeout stop after `idle_timeout`
     seconds without one, recorded to `record` when given (raises OSError if the
     recording cannot be opened) and kept on `tape` when given."""
@@ -411,6 +410,6 @@ class TapeSource:
         self.tape = tape
         self.label = tape.source
 
-    async def items(self) -> AsyncIterator[SourceItem]:
+    async def items(self) -> SourceItems:
         for item in self.tape.items():
             yield item

@@ -10,7 +10,7 @@ replay with one line saying where and why."""
 from __future__ import annotations
 
 import stat
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -20,7 +20,7 @@ from .base import (
     Clock,
     RequestSent,
     ResponseHead,
-    SourceItem,
+    SourceItems,
     Stopwatch,
     TransportError,
     monotonic,
@@ -53,7 +53,7 @@ class ReplaySource:
         self._clock = clock
         self._t = 0.0  # the latest recorded time
 
-    async def items(self) -> AsyncIterator[SourceItem]:
+    async def items(self) -> SourceItems:
         elapsed = Stopwatch(self._clock)
         self._t = 0.0
         replay = self._replay(elapsed)
@@ -67,7 +67,7 @@ class ReplaySource:
         finally:
             await replay.aclose()
 
-    async def _replay(self, elapsed: Stopwatch) -> AsyncIterator[SourceItem]:
+    async def _replay(self, elapsed: Stopwatch) -> SourceItems:
         with open_regular(self.path) as body:
             timing = timing_path(self.path)
             if not timing.exists():
@@ -79,7 +79,7 @@ class ReplaySource:
                 async for item in self._timed(body, records, elapsed):
                     yield item
 
-    async def _bare(self, body: IO[bytes], elapsed: Stopwatch) -> AsyncIterator[SourceItem]:
+    async def _bare(self, body: IO[bytes], elapsed: Stopwatch) -> SourceItems:
         """A body without a timing file: its type is not known (the session sniffs
         it) and its reads are cut every READ_PIECE bytes."""
         yield ResponseHead(status=200, content_type="")
@@ -93,7 +93,7 @@ class ReplaySource:
 
     async def _timed(
         self, body: IO[bytes], records: Iterator[TimingRecord], elapsed: Stopwatch
-    ) -> AsyncIterator[SourceItem]:
+    ) -> SourceItems:
         # Recorded arrival times, not the replay's: timings and lanes show the
         # stream as it came from the provider, at any replay speed.
         opened, offset = False, 0

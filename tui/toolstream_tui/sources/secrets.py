@@ -8,12 +8,12 @@ core/redact.py), before anything downstream sees them."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import aclosing
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..core.redact import REDACTED, SecretPattern, SecretScrubber
-from .base import BodyChunk, ResponseHead, SourceItem, TransportError
+from .base import BodyChunk, ResponseHead, SourceItems, TransportError
 
 ANTHROPIC_VERSION = "2023-06-01"
 SECRET_HEADERS = frozenset(
@@ -34,6 +34,10 @@ WELL_KNOWN_KEYS: dict[str, tuple[str, ...]] = {
 BEDROCK_HOST = re.compile(r"bedrock-runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com")
 BEDROCK_KEY = ("AWS_BEARER_TOKEN_BEDROCK",)  # a Bedrock API key is a bearer token
 GEMINI_METHOD = re.compile(r"/models/[^/]+:(?:stream)?[gG]enerateContent$")
+URLS_KEPT = 64  # a redactor's redacted URLs, for the requests that ask for the same again
+# A query that parse_qsl and urlencode give back as it is: name=value pairs of
+# characters neither of them changes.
+PLAIN_QUERY = re.compile(r"[\w.~\[\]-]*=[\w.~\[\]-]*(?:&[\w.~\[\]-]*=[\w.~\[\]-]*)*", re.ASCII)
 
 
 class MissingKey(Exception):
@@ -88,14 +92,26 @@ def secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
             scheme, _, credential = value.partition(" ")
             if credential and scheme.lower() in ("bearer", "basic", "token"):
                 found.append(credential)
-    for name, value in parse_qsl(_query(url), keep_blank_values=True):
-        if name.lower() in SECRET_QUERY:
-            found.append(value)
+    query = _query(url)
+    if may_name_a_secret(query):
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            if name.lower() in SECRET_QUERY:
+                found.append(value)
     return found
+
+
+def may_name_a_secret(query: str) -> bool:
+    """False when no parameter of `query` can be one of SECRET_QUERY, seen without
+    parsing it: each such name, lowercased, is in the lowercased query unless it
+    is percent-encoded there."""
+    lowered = query.lower()
+    return "%" in query or any(name in lowered for name in SECRET_QUERY)
 
 
 def _query(url: str) -> str:
     """The URL's query, also from a URL too broken for urlsplit (an unclosed `[`)."""
+    if "?" not in url:  # no query to split out (the proxy's requests, most often)
+        return ""
     try:
         return urlsplit(url).query
     except ValueError:
@@ -118,16 +134,31 @@ class Redactor:
         self.pattern = SecretPattern(secrets)
         self.secrets = self.pattern.secrets
         self.dialect = dialect  # the shadow reading of the body uses the watch's dialect
+        self._urls: dict[str, str] = {}
 
     def text(self, text: str) -> str:
         """`text` with every spelling of a secret (literal or JSON-escaped) replaced."""
         return self.pattern.redact_text(text)
 
     def url(self, url: str) -> str:
+        """`url` with its secret query parameters and every spelling of a secret
+        replaced. Kept for the next request to the same URL: the proxy's redactor
+        serves every request that carries the same key, and each redacts its URL
+        twice (a split, a rejoin and a search for every secret)."""
+        redacted = self._urls.get(url)
+        if redacted is None:
+            if len(self._urls) >= URLS_KEPT:
+                self._urls.clear()
+            redacted = self._urls[url] = self._redacted_url(url)
+        return redacted
+
+    def _redacted_url(self, url: str) -> str:
         try:
             parts = urlsplit(url)
         except ValueError:  # too broken to take apart; its secrets are replaced all the same
             return self.text(url)
+        if PLAIN_QUERY.fullmatch(parts.query) and not may_name_a_secret(parts.query):
+            return self.text(urlunsplit(parts))  # what parsing the query would give back
         query = [
             (name, REDACTED if name.lower() in SECRET_QUERY else value)
             for name, value in parse_qsl(parts.query, keep_blank_values=True)
@@ -141,13 +172,13 @@ class Redactor:
             for name, value in headers.items()
         }
 
-    def stream(self, items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+    def stream(self, items: SourceItems) -> SourceItems:
         """The items with every secret removed from the body (see core/redact.py:
         whole, JSON-escaped, or cut across reads or across deltas) and from
         messages. Without a secret, the items themselves: no cost per read."""
         return self._scrubbed(items) if self.pattern else items
 
-    async def _scrubbed(self, items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+    async def _scrubbed(self, items: SourceItems) -> SourceItems:
         scrubber: SecretScrubber | None = None
         last_t = 0.0
         async with aclosing(items):
