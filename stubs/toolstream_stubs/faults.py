@@ -115,7 +115,8 @@ def parse_fault(
     if name not in FAULTS:
         raise FaultError(f"unknown fault {name!r}; expected one of: {', '.join(FAULTS)}")
     texts = {**checked_params(default_params or {}), **fields}
-    values = {key: param_value(key, texts[key]) for key in PARAMS if key in texts}
+    # Each value has its field's type: PARAMS converts each as its field is typed.
+    values: dict[str, Any] = {key: param_value(key, texts[key]) for key in PARAMS if key in texts}
     return Fault(name, from_default=FAULT_PARAM not in fields, **values)
 
 

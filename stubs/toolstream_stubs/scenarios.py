@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from toolstream_stubs.eventstream import event_frame, exception_frame
 from toolstream_stubs.generators import generate_items
@@ -72,6 +72,7 @@ ENDPOINTS = (
     "/api/chat",
 )
 Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
+Choice = TypeVar("Choice", bound=str)  # one of a spec field's allowed values
 FRAMINGS: tuple[Framing, ...] = ("sse", "ndjson", "json-array", "eventstream")
 FRAMING_CONTENT_TYPES = {
     "sse": DEFAULT_CONTENT_TYPE,
@@ -261,8 +262,8 @@ def load_scenario(name: str) -> Scenario:
 
 
 def _checked(
-    name: str, spec: dict[str, Any], key: str, default: str, allowed: Sequence[str]
-) -> str:
+    name: str, spec: dict[str, Any], key: str, default: Choice, allowed: Sequence[Choice]
+) -> Choice:
     value = spec.get(key, default)
     if value not in allowed:
         raise ValueError(f"scenario {name!r}: {key} must be one of {allowed}, not {value!r}")
@@ -350,14 +351,15 @@ def with_full_responses(items: Iterable[Item]) -> Iterator[Item]:
     done: dict[int, Any] = {}
     for item in items:
         chunk = item.get("chunk")
-        kind = chunk.get("type") if isinstance(chunk, dict) else None
-        if kind == "response.output_item.done" and isinstance(chunk.get("output_index"), int):
-            done[chunk["output_index"]] = chunk.get("item")
-        if isinstance(chunk, dict) and isinstance(chunk.get("response"), dict):
-            final = kind in FINAL_RESPONSE_EVENTS
-            output = [done[index] for index in sorted(done)] if final else []
-            response = response_object(str(kind), output) | chunk["response"]
-            item = {**item, "chunk": {**chunk, "response": response}}
+        if isinstance(chunk, dict):
+            kind = chunk.get("type")
+            if kind == "response.output_item.done" and isinstance(chunk.get("output_index"), int):
+                done[chunk["output_index"]] = chunk.get("item")
+            if isinstance(chunk.get("response"), dict):
+                final = kind in FINAL_RESPONSE_EVENTS
+                output = [done[index] for index in sorted(done)] if final else []
+                response = response_object(str(kind), output) | chunk["response"]
+                item = {**item, "chunk": {**chunk, "response": response}}
         yield item
 
 

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..core import StreamSession, exit_code
 from ..core.anomaly_kinds import ANOMALY_KINDS
@@ -460,6 +460,7 @@ def watch(args: argparse.Namespace) -> int:
             otlp.close()
             print(f"{PROG}: {otlp.summary()}", file=sys.stderr)
         return code
+    source = cast("Source", source)  # a capture's list of streams was watched above
     if args.headless:
         return report_headless(
             source,

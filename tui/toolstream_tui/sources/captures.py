@@ -17,7 +17,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,6 +31,7 @@ from .base import (
     RequestSent,
     ResponseHead,
     SourceItem,
+    SourceItems,
     Stopwatch,
     TransportError,
     monotonic,
@@ -178,10 +179,10 @@ class CaptureSource:
         self.label = entry.label(capture_name)
         self._clock = clock
 
-    def items(self) -> AsyncIterator[SourceItem]:
+    def items(self) -> SourceItems:
         return self.entry.redactor(self.dialect).stream(self._items())
 
-    async def _items(self) -> AsyncIterator[SourceItem]:
+    async def _items(self) -> SourceItems:
         elapsed = Stopwatch(self._clock)
         for item in self.entry.items(self.dialect):
             t = item.t if isinstance(item, ResponseHead | BodyChunk | TransportError) else None
@@ -248,8 +249,8 @@ def har_entry(entry: Any, number: int, name: str, attachment: Attachment) -> Cap
     head_t, end_t, timing_notes = har_timings(entry.get("timings"))
     content = _object(response, "content", where)
     body, body_notes, unreadable = har_body(content, attachment)
-    status = response.get("status")
-    has_response = _status(status) is not None and status > 0
+    status = _status(response.get("status"))
+    has_response = status is not None and status > 0
     notes = (*timing_notes, *body_notes) if has_response else ()
     unreadable = unreadable or body_cut(content, body)
     error_text = response.get("_error")
@@ -346,9 +347,10 @@ def har_body(
     """The response body's bytes, what was done to get them, and why they could not
     be got ("" when they could)."""
     if not content.get("text") and isinstance(content.get("_file"), str):
-        data, problem = attached(content["_file"], attachment)
-        notes = [] if problem else [f"the body was read from the attached file {content['_file']}"]
-        return data, notes, problem
+        file_name = content["_file"]
+        data, problem = attached(file_name, attachment)
+        said = [] if problem else [f"the body was read from the attached file {file_name}"]
+        return data, said, problem
     text = content.get("text")
     size = content.get("size")
     if not isinstance(text, str) or not text:

@@ -3,12 +3,11 @@ watches it over real HTTP, so the first run shows something real."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import aclosing
 
 from toolstream_stubs import StubServer, load_scenario
 
-from .base import Clock, SourceItem, monotonic
+from .base import Clock, SourceItems, monotonic
 from .http import HttpRequest, HttpSource, trusting_no_certificate
 
 
@@ -22,10 +21,13 @@ class StubSource:
         self.label = f"stub:{scenario}"
         self._clock = clock
 
-    async def items(self) -> AsyncIterator[SourceItem]:
-        # As fast as possible means no pacing, so no reason to cut the body per event.
-        split = "whole" if self.speed <= 0 else "event"
-        server = StubServer(self.scenario, speed=self.speed, split=split).start()
+    async def items(self) -> SourceItems:
+        server = StubServer(
+            self.scenario,
+            speed=self.speed,
+            # As fast as possible means no pacing, so no reason to cut the body per event.
+            split="whole" if self.speed <= 0 else "event",
+        ).start()
         try:
             body = load_scenario(self.scenario).request or b"{}"
             request = HttpRequest(url=server.url, method="POST", body=body, timeout=self.timeout)

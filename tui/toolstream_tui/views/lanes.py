@@ -82,38 +82,48 @@ def lane_view(
     fields = tuple(
         (inert(field.key), field.complete) for field in clock.timings(FIELDS_SHOWN, chars)
     )
-    common = {
-        "index": slot.index,
-        "title": lane_title(slot, upto),
-        "fragments": count,
-        "chars": chars,
-        "elapsed": max(0.0, latest - slot.started_at),
-        "anomalies": seen,
-        "fields": fields,
-        "more_fields": max(0, clock.count_upto(chars) - FIELDS_SHOWN),
-    }
+    more_fields = max(0, clock.count_upto(chars) - FIELDS_SHOWN)
+    elapsed = max(0.0, latest - slot.started_at)
+
+    def view(
+        state_text: str,
+        tone: str,
+        mode: str,
+        messages: tuple[str, ...] = (),
+        mark: int | None = None,
+    ) -> LaneView:
+        return LaneView(
+            index=slot.index,
+            title=lane_title(slot, upto),
+            state=state_text,
+            tone=tone,
+            mode=mode,
+            fragments=count,
+            chars=chars,
+            elapsed=elapsed,
+            anomalies=seen,
+            messages=messages,
+            mark=mark,
+            fields=fields,
+            more_fields=more_fields,
+        )
+
     if not is_settled(slot, upto):
-        mode = "preview" if previewing else "raw"
-        return LaneView(state="streaming", tone="streaming", mode=mode, **common)
+        return view("streaming", "streaming", "preview" if previewing else "raw")
     if slot.parsed and slot.error is None:
         errors = slot.schema_errors
         mode = "raw" if raw else "tree"
         if errors:
             messages = tuple(f"{error.path}: {error.message}" for error in errors)
-            state_text = plural(len(errors), "schema error")
-            return LaneView(state=state_text, tone="schema", mode=mode, messages=messages, **common)
-        return LaneView(state="parsed", tone="parsed", mode=mode, **common)
+            return view(plural(len(errors), "schema error"), "schema", mode, messages)
+        return view("parsed", "parsed", mode)
     messages = (slot.error,) if slot.error else ()
     if slot.parsed:
         # The error's position is in the text parsed: the buffer shown, unless the
         # server restated the arguments at the end (then there is nothing to mark).
         mark = slot.error_position if slot.final_raw is None else None
-        return LaneView(
-            state="invalid JSON", tone="failed", mode="raw", messages=messages, mark=mark, **common
-        )
-    return LaneView(
-        state=state.status.value, tone="truncated", mode="raw", messages=messages, **common
-    )
+        return view("invalid JSON", "failed", "raw", messages, mark)
+    return view(state.status.value, "truncated", "raw", messages)
 
 
 def call_row(state: StreamState, slot: CallSlot, upto: int) -> tuple[str, str]:

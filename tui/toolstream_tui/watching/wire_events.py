@@ -75,7 +75,8 @@ class WireEvents:
             self._closed = True
             t = tape.read_times[-1] if tape.read_times else 0.0
             for item in self._decoder.close()[0]:
-                self._add(self._decoder.dispatched, t, True, "", None, item.text)
+                if isinstance(item, SSEComment):  # no event is dispatched without its blank line
+                    self._add(self._decoder.dispatched, t, True, "", None, item.text)
         self._flush()
         return self.caught_up
 
@@ -106,7 +107,7 @@ class WireEvents:
     def _take(self, chunk: bytes, t: float) -> None:
         events = self._decoder.dispatched
         for item in self._decoder.feed(chunk):
-            if type(item) is SSEComment:
+            if isinstance(item, SSEComment):
                 self._add(events, t, True, "", None, item.text)
             else:
                 events = item.number

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Static
 
 from ...core.exit_codes import EXIT_TROUBLE
@@ -284,7 +285,10 @@ class DiffApp(App[int]):
         yield KeyFooter()
 
     async def on_mount(self) -> None:
-        panels = [stream_panel(self.diff), *(lane_panel(lane) for lane in self.diff["lanes"])]
+        panels: list[Widget] = [
+            stream_panel(self.diff),
+            *(lane_panel(lane) for lane in self.diff["lanes"]),
+        ]
         if not self.diff["lanes"]:
             panels.append(Static(Text("no tool calls on either side", "dim"), id="no-lanes"))
         await self.body.mount_all(panels)

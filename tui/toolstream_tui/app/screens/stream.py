@@ -40,7 +40,7 @@ from ...core.upto import (
 from ...core.visible import inert_text
 from ...views.cursor import CallsAt, anomalies_seen, calls_upto, parsed_upto
 from ...views.fragments import FragmentRows
-from ...views.lanes import call_row, lane_title, lane_view
+from ...views.lanes import LaneView, call_row, lane_title, lane_view
 from ...views.scrub import cursor_for, scrub_view
 from ...views.status import status_view
 from ...views.words import shortened
@@ -401,7 +401,7 @@ class StreamScreen(Screen[None]):
         """A draw is on screen: what it cost, layout and rendering included."""
         self._frame_seconds = min(LONGEST_FRAME_SECONDS, time.perf_counter() - began)
 
-    def lane_view(self, slot: CallSlot):  # type: ignore[no-untyped-def]
+    def lane_view(self, slot: CallSlot) -> LaneView:
         return lane_view(
             self.watched.state,
             slot,

@@ -19,7 +19,7 @@ class KeyFooter(Footer):
         super().__init__(compact=compact)
         self._shown: Hashable | None = None
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[object]) -> None:
         keys = self.keys_of(screen)
         if keys == self._shown:
             return
@@ -27,7 +27,7 @@ class KeyFooter(Footer):
             self._shown = keys  # Textual's footer recomposes only in this case
         super().bindings_changed(screen)
 
-    def keys_of(self, screen: Screen) -> Hashable:
+    def keys_of(self, screen: Screen[object]) -> Hashable:
         """What the footer would show for the screen's bindings now."""
         palette = screen.app.COMMAND_PALETTE_BINDING
         shown = tuple(
