@@ -14,6 +14,7 @@ import orjson
 from .events import Status
 from .exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from .state import CallSlot, StreamState
+from .strict_json import float_as_json
 from .timing import stream_timing
 from .visible import json_inert, json_inert_utf8
 
@@ -33,8 +34,9 @@ ORJSON_INDENTED = (
     | orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
-# Where orjson's float text is not repr's (each at a line's end, where only a number
-# ends): e-7 (repr: e-07) and 0.0000x (repr: x e-05).
+# Where orjson's float text is not repr's (strict_json says which), in indented text:
+# each at a line's end, where only a number ends: e-7 (repr: e-07) and 0.0000x (repr:
+# x e-05).
 SHORT_EXPONENT = re.compile(rb"e-(?=[1-9],?\n)")
 FIXED_TINY = re.compile(rb"0\.0000[1-9][0-9]*(?=,?\n)")
 
@@ -207,7 +209,7 @@ def _tiny_as_repr(found: re.Match[bytes]) -> bytes:
     it is the end of a longer number (10.00001)."""
     text, start = found.string, found.start()
     whole = text[start - 1 : start] == b" " or text[start - 2 : start] == b" -"
-    return float.__repr__(float(found.group())).encode() if whole else found.group()
+    return float_as_json(found.group()) if whole else found.group()
 
 
 def _utf8_pieces(text: bytes) -> Iterator[memoryview]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from typing import Any
 
@@ -141,3 +142,90 @@ def value_end(text: str, start: int = 0) -> int:
     finds it (raising what it raises), without building the value: passing over the
     10 MB arguments of a call costs no second copy of them."""
     return _SKIPPER.raw_decode(text, start)[1]
+
+
+# -- writing: json's compact text, from orjson where it writes the same -------------------
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# orjson refuses, instead of writing its own way, what json writes otherwise or not at
+# all: dataclasses, datetimes, subclasses of str, int, dict and list (and it refuses
+# integers past 64 bits, lone surrogates, non-string keys and nesting past 255).
+ORJSON_REFUSES_ODD = (
+    orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+# orjson writes each float as repr does (json's way) but two kinds, both below 1e-4:
+# a one-digit negative exponent (1e-7; repr: 1e-07), and from 1e-5 to under 1e-4 it
+# writes no exponent (0.000015; repr: 1.5e-05). What it writes reads back as the same
+# float, so repr of that is json's text. The report rewrites its indented text by
+# these; compact text here, read backwards: the short exponent's `-e` is a literal to
+# search for, then the mantissa and what comes before the number (`[`, `:` or `,`).
+_SHORT_EXPONENT_BACKWARDS = re.compile(rb"-e(?<=[,\]}][1-9]-e)(?:[0-9]+\.)?[1-9]-?[\[:,]")
+_FIXED_TINY = re.compile(rb"0\.0000[1-9][0-9]*(?=[,\]}])")
+
+
+def float_as_json(orjson_text: bytes) -> bytes:
+    """A float as json writes it, from orjson's text of it."""
+    return float.__repr__(float(orjson_text)).encode()
+
+
+def compact(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`, raising what it
+    raises, for a value decoded here (plain JSON values; no NaN or Infinity, which
+    orjson writes as null): orjson writes a list or dict several times faster, and
+    what it writes otherwise (floats below 1e-4) is rewritten; what it refuses goes
+    to json."""
+    return compact_from_orjson(value) or _COMPACT.encode(value)
+
+
+def compact_from_orjson(value: Any) -> str | None:
+    """`compact(value)` from orjson, or None where orjson refuses the value (or it is
+    not a list or dict: a scalar is written by json as fast)."""
+    if type(value) is not dict and type(value) is not list:
+        return None
+    try:
+        text = orjson.dumps(value, option=ORJSON_REFUSES_ODD)
+    except orjson.JSONEncodeError:
+        return None
+    return _floats_as_json(text).decode()
+
+
+def _floats_as_json(text: bytes) -> bytes:
+    """orjson's compact text with its floats as json writes them. Each one rewritten
+    is a whole number (a value begins after `[`, `:` or `,` and ends before `,`, `]`
+    or `}`) outside every string (an even number of quotes before it, escaped
+    quotes left out)."""
+    size = len(text)
+    edits = [
+        (size - found.start(), size - found.start(), b"0")  # e-7: e-07
+        for found in _SHORT_EXPONENT_BACKWARDS.finditer(text[::-1])
+    ]
+    edits.reverse()
+    if b"0.0000" in text:
+        edits += _fixed_tiny_edits(text)
+        edits.sort()
+    if not edits:
+        return text
+    masked = text.replace(b"\\\\", b"__").replace(b'\\"', b"__")  # only real quotes left
+    out: list[bytes] = []
+    done = counted = quotes = 0
+    for start, end, written in edits:
+        quotes += masked.count(b'"', counted, start)
+        counted = start
+        if quotes % 2 == 0:
+            out += (text[done:start], written)
+            done = end
+    out.append(text[done:])
+    return b"".join(out)
+
+
+def _fixed_tiny_edits(text: bytes) -> list[tuple[int, int, bytes]]:
+    """0.000015 as 1.5e-05, where it is a whole number (not the end of 10.000015)."""
+    edits = []
+    for found in _FIXED_TINY.finditer(text):
+        start = found.start()
+        before = text[start - 2 : start] if start >= 2 else b" " + text[:start]
+        if before[-1:] in (b"[", b":", b",") or before in (b"[-", b":-", b",-"):
+            edits.append((start, found.end(), float_as_json(found.group())))
+    return edits

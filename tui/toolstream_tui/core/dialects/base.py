@@ -3,7 +3,6 @@ anomaly shortcut, and JSON payload decoding."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,16 +10,13 @@ from ..diff import first_difference
 from ..events import Channel
 from ..sse import SSEEvent
 from ..state import StreamState
-from ..strict_json import loads
-
-# json.dumps with these arguments builds an encoder at each call: one, built once
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+from ..strict_json import compact, loads
 
 
 def compact_json(value: Any) -> str:
     """Serialised for the raw view (values decoded by strict_json always fit)."""
     try:
-        return _COMPACT.encode(value)
+        return compact(value)
     except RecursionError:  # nested past what json (or repr) can walk: the wire event has it
         return f"({type(value).__name__} nested too deep to show)"
 
