@@ -8,7 +8,8 @@ import pytest
 
 from tests.helpers.cli import CliRunner
 from tests.helpers.docs_pages import docs_page, section
-from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
+from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS, COMMON
+from toolstream_tui.core.dialects.detect import DIALECTS
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 
 
@@ -68,9 +69,24 @@ def test_without_headless_it_is_a_usage_error(cli: CliRunner) -> None:
     assert "--fail-on works with --headless" in result.stderr
 
 
-def test_list_anomalies_prints_every_kind(cli: CliRunner) -> None:
-    result = cli("--list-anomalies")
-    assert result.stdout.split() == sorted(ANOMALY_KINDS)
+def test_list_anomalies_prints_every_kind_and_the_dialects_that_name_it(cli: CliRunner) -> None:
+    lines = cli("--list-anomalies").stdout.splitlines()
+    named_by = dict(line.split(maxsplit=1) for line in lines)
+    assert [line.split()[0] for line in lines] == sorted(ANOMALY_KINDS)
+    assert named_by["chunk-undecodable"] == "bedrock"  # a Bedrock invoke chunk's base64
+    assert named_by["block-index-reused"] == "anthropic, bedrock"
+    assert named_by["connection-lost"] == "every dialect"
+
+
+@pytest.mark.parametrize("dialect", ["ollama", "bedrock"])
+def test_list_anomalies_for_one_dialect_lists_what_its_streams_can_show(
+    cli: CliRunner, dialect: str
+) -> None:
+    lines = cli("--list-anomalies", "--dialect", dialect).stdout.splitlines()
+    kinds = [line.split()[0] for line in lines]
+    assert kinds == sorted(COMMON | DIALECTS[dialect].anomaly_kinds)
+    assert ("chunk-undecodable" in kinds) == (dialect == "bedrock")
+    assert "connection-lost" in kinds
 
 
 def test_the_docs_explain_every_kind_and_no_other() -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers.docs_pages import DOCS, ROOT, docs_page, reference_generator
 from tests.helpers.paths import TESTS
-from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
+from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS, own_kinds
 from toolstream_tui.core.dialects.detect import DIALECTS
 
 README_MAX_LINES = 200
@@ -138,6 +138,30 @@ def test_the_quickstart_is_two_commands_and_ci_runs_the_second() -> None:
     assert commands[0].endswith("pip install . && toolstream-tui")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert commands[1] in ci
+
+
+def readme_table(heading: str) -> list[list[str]]:
+    """The rows of the first table under `heading`, each a list of its cells."""
+    part = README.split(f"{heading}\n", 1)[1].split("\n## ", 1)[0]
+    table = "|" + part.split("\n|", 1)[1].split("\n\n", 1)[0]
+    lines = table.splitlines()[2:]  # past the header and its rule
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+
+def test_the_readme_has_a_row_for_every_dialect() -> None:
+    named = {row[0].strip("`") for row in readme_table("## Dialects")}
+    assert named == set(DIALECTS)
+
+
+def test_the_readme_lists_each_dialects_own_anomaly_kinds_as_the_registry_does() -> None:
+    part = README.split("## Dialects\n", 1)[1].split("\n## ", 1)[0]
+    kinds_table = part.split("its own anomaly kinds", 1)[1]
+    rows = [line for line in kinds_table.splitlines() if line.startswith("| `")]
+    listed = {
+        cells[0].strip("` "): set(re.findall(r"`([a-z0-9-]+)`", cells[1]))
+        for cells in (row.strip("|").split("|") for row in rows)
+    }
+    assert listed == {name: set(own_kinds(name)) for name in DIALECTS}
 
 
 def test_every_link_of_the_readme_leads_to_a_file() -> None:

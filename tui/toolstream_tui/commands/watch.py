@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..core import StreamSession, exit_code
-from ..core.anomaly_kinds import ANOMALY_KINDS
+from ..core.anomaly_kinds import ANOMALY_KINDS, dialects_naming, kinds_of
 from ..core.dialects.detect import DIALECTS
 from ..core.events import Status
 from ..core.exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_LINT
@@ -180,7 +180,11 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         help="with --headless: exit 3 when an anomaly of one of these comma-separated kinds "
         "occurs ('any' for every kind; --list-anomalies lists them), so CI can lint a server",
     )
-    parser.add_argument("--list-anomalies", action="store_true", help="list anomaly kinds")
+    parser.add_argument(
+        "--list-anomalies",
+        action="store_true",
+        help="list anomaly kinds and the dialects that name each (with --dialect, that one's)",
+    )
     add_otlp_option(parser)
 
 
@@ -274,6 +278,19 @@ def build_source(args: argparse.Namespace) -> Source | CaptureList:
         names = ", ".join(info.name for info in list_scenarios())
         raise UsageError(f"unknown scenario {scenario!r}; known: {names}") from exc
     return StubSource(scenario, speed=args.speed, timeout=args.timeout)
+
+
+def anomaly_list(dialect: str | None) -> str:
+    """`--list-anomalies`: a kind a line, first, then the dialects that name it;
+    with `--dialect`, only the kinds a stream of that dialect can show."""
+    kinds = sorted(ANOMALY_KINDS if dialect is None else kinds_of(dialect))
+    width = max(map(len, kinds))
+    lines = []
+    for kind in kinds:
+        named_by = dialects_naming(kind)
+        where = "every dialect" if len(named_by) == len(DIALECTS) else ", ".join(named_by)
+        lines.append(f"{kind:<{width}}  {where}")
+    return "\n".join(lines)
 
 
 def one_line_summary(session: StreamSession) -> str | None:
@@ -422,7 +439,7 @@ def main_watch(argv: list[str]) -> int:
         print_scenarios()
         return 0
     if args.list_anomalies:
-        print("\n".join(sorted(ANOMALY_KINDS)))
+        print(anomaly_list(args.dialect))
         return 0
     try:
         return watch(args)

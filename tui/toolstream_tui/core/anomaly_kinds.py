@@ -38,3 +38,20 @@ COMMON = frozenset(
     }
 )
 ANOMALY_KINDS = COMMON.union(*(dialect.anomaly_kinds for dialect in DIALECTS.values()))
+
+
+def kinds_of(dialect: str) -> frozenset[str]:
+    """What a stream of `dialect` can show: the common kinds and the dialect's own."""
+    return COMMON | DIALECTS[dialect].anomaly_kinds
+
+
+def own_kinds(dialect: str) -> frozenset[str]:
+    """The kinds only some dialects name, `dialect` among them."""
+    return DIALECTS[dialect].anomaly_kinds - COMMON
+
+
+def dialects_naming(kind: str) -> tuple[str, ...]:
+    """The dialects whose streams can show `kind` (all of them for a common kind)."""
+    return tuple(
+        sorted(name for name, dialect in DIALECTS.items() if kind in COMMON | dialect.anomaly_kinds)
+    )
