@@ -39,6 +39,7 @@ from toolstream_tui.app.widgets.arguments_tree import ArgumentsTree
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.visible import inert
+from toolstream_tui.sources.early import EarlySource
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.watching.options import WatchOptions
 
@@ -282,6 +283,25 @@ async def test_restart_runs_the_stream_again(app_stub: StubServer) -> None:
         assert app.session.state.calls[0].arguments == {"location": "Beijing"}
         requests = [r for r in app_stub.requests if r.path.endswith("weather/v1/chat/completions")]
         assert len(requests) >= 2
+
+
+async def test_a_source_read_while_the_app_loads_shows_the_same_stream_and_reruns(
+    app_stub: StubServer,
+) -> None:
+    """The command wraps a network source in EarlySource before Textual loads: the
+    app shows what it shows without the wrapper, and `r` reads the source anew."""
+    direct = make_app(app_stub, "weather")
+    async with direct.run_test(size=SIZE):
+        await wait_settled(direct)
+        expected = untimed(build_report(direct.session.state))
+    app = make_app(app_stub, "weather")
+    app.source = EarlySource(app.source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(app)
+        assert untimed(build_report(app.session.state)) == expected
+        await pilot.press("r")
+        await wait_settled(app)
+        assert untimed(build_report(app.session.state)) == expected
 
 
 async def test_http_error_shows_status_and_body(app_stub: StubServer) -> None:

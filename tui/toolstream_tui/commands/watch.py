@@ -489,7 +489,16 @@ def watch(args: argparse.Namespace) -> int:
             otlp,
             until=lambda state: until_cursor(args, state),
         )
+    if waits_on_network(args):  # its first bytes come while Textual loads
+        from ..sources.early import EarlySource
+
+        source = EarlySource(source)
     collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from ..app import run_app  # Textual loads only for the UI
 
     exit_now(run_app(source, watch_options(args, otlp)))
+
+
+def waits_on_network(args: argparse.Namespace) -> bool:
+    """The source is a request (--url) or the embedded stub, not a file."""
+    return args.url is not None or not args.replay
