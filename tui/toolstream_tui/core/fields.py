@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from typing import Any
 
 from .pieces import TextPieces
 from .records import FrozenRecord, Record
-from .strict_json import value_end
-from .surrogates import rejoin_pairs
+from .strict_json import compact, compact_from_orjson, value_end
+from .surrogates import may_hold_surrogates, rejoin_pairs
 
 _STRUCTURE = re.compile(r'[{}\[\]",:]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -42,6 +43,67 @@ class FieldSighting(Record):
         self.key = key
         self.named_at = named_at  # offset of the key's closing quote
         self.complete_at = complete_at  # offset of the character that completed the value
+
+
+MOST_MEMBERS = 64  # an object of more members is written whole and scanned
+
+
+class WrittenObject(Record):
+    """An object that arrived whole (decoded from its event), as `write_object`
+    wrote its text: how long the text is, the fields FieldScanner finds in it, and
+    whether parsing the text gives back this very value (`exact`: orjson wrote
+    every member, so no integer is past 64 bits, no string holds a surrogate and
+    nothing nests past 255; json wrote the rest, exact too when it is a number,
+    literal or string without surrogates)."""
+
+    __slots__ = ("exact", "fields", "length", "value")
+
+    def __init__(
+        self, value: dict[str, Any], length: int, fields: list[FieldSighting], exact: bool
+    ) -> None:
+        self.value = value
+        self.length = length
+        self.fields = fields
+        self.exact = exact
+
+
+def write_object(value: dict[str, Any]) -> tuple[str, WrittenObject] | None:
+    """`strict_json.compact(value)` written member by member, and what writing it
+    found: each field is named at its key's closing quote and complete at the end
+    of a string or container, or at the comma or brace after a number or literal,
+    where FieldScanner would find them (passing over each value costs a second
+    decoding of it). None for an object of many members or a key that is not a
+    string (the usual way takes them); raises what `compact` raises."""
+    if len(value) > MOST_MEMBERS or any(type(key) is not str for key in value):
+        return None
+    texts: list[str] = []
+    fields: list[FieldSighting] = []
+    exact = True
+    at = 1  # where the member begins: after `{` or `,`
+    for key, member in value.items():
+        key_text = compact(key)
+        member_text = compact_from_orjson(member)
+        if member_text is None:
+            member_text = compact(member)
+            exact = exact and _written_exactly(member)
+        exact = exact and not may_hold_surrogates(key)
+        named = at + len(key_text) - 1
+        end = named + 2 + len(member_text)  # just past the value
+        complete = end - 1 if member_text[0] in '"{[' else end
+        fields.append(FieldSighting(rejoin_pairs(key), named_at=named, complete_at=complete))
+        texts.append(f"{key_text}:{member_text}")
+        at = end + 1
+    text = "{" + ",".join(texts) + "}"
+    return text, WrittenObject(value, len(text), fields, exact)
+
+
+def _written_exactly(member: Any) -> bool:
+    """Does json's text of a member that orjson did not write read back as it? A
+    number or literal does; a string without surrogates does (pairs would be
+    rejoined in the buffer's text)."""
+    if type(member) is str:
+        return not may_hold_surrogates(member)
+    return member is None or type(member) in (bool, int, float)
 
 
 class FieldScanner:
@@ -89,6 +151,14 @@ class FieldScanner:
         keep = self._string_start if self._in_string and self._key_string else self._pos
         self._text = self._text[keep - self._base :]
         self._base = keep
+
+    def read_written(self, written: WrittenObject) -> None:
+        """Take the fields of a whole object written as the first text (see
+        `write_object`), and stand where reading that text would have left the
+        scanner: past the object, at depth 0, ready for any text after it."""
+        self.fields = list(written.fields)
+        self._base = self._pos = written.length
+        self._object = True
 
     @property
     def kept_chars(self) -> int:
@@ -257,6 +327,14 @@ class FieldClock:
         self._read = 0  # characters fed to the scanner
         self._looked = 0  # characters seen to hold no `{` before any was fed
         self._final = False
+
+    @classmethod
+    def of_written(cls, written: WrittenObject) -> FieldClock:
+        """The clock of a call whose first fragment was `written`, read already."""
+        clock = cls()
+        clock.scanner.read_written(written)
+        clock._read = written.length
+        return clock
 
     def follow(self, pieces: TextPieces, *, final: bool = False) -> None:
         """Read what arrived since the last call. `final`: the call will not grow

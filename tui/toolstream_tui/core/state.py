@@ -31,7 +31,7 @@ from .events import (
     StreamEvent,
     TextAppended,
 )
-from .fields import FieldClock
+from .fields import FieldClock, WrittenObject
 from .pieces import TextPieces
 from .records import FrozenRecord, Record
 from .schema import DeclaredTools, SchemaError
@@ -88,6 +88,7 @@ class CallSlot(Record):
         "started_at",
         "started_event",
         "started_in",
+        "written",
     )
 
     def __init__(
@@ -111,6 +112,7 @@ class CallSlot(Record):
         id_event: int | None = None,
         name_event: int | None = None,
         settled_event: int | None = None,
+        written: WrittenObject | None = None,
     ) -> None:
         self.index = index
         self.call_id = call_id
@@ -135,6 +137,9 @@ class CallSlot(Record):
         self.id_event = id_event
         self.name_event = name_event
         self.settled_event = settled_event
+        # The arguments' first fragment, when it was an object written whole (see
+        # `StreamState.append_written`)
+        self.written = written
         self._fields: FieldClock | None = None
 
     @property
@@ -158,7 +163,8 @@ class CallSlot(Record):
         """When each top-level field became known, read up to the latest fragment
         (a scan that resumes where it stopped)."""
         if self._fields is None:
-            self._fields = FieldClock()
+            written = self.written
+            self._fields = FieldClock() if written is None else FieldClock.of_written(written)
         self._fields.follow(self.pieces, final=self.settled_event is not None)
         return self._fields
 
@@ -462,6 +468,16 @@ class StreamState(Record):
                 f"fragment {len(slot.pieces)} arrived after the finish; parsed again at the end",
                 event,
             )
+
+    def append_written(
+        self, slot: CallSlot, text: str, written: WrittenObject, event: int, t: float
+    ) -> None:
+        """Arguments that arrived whole as an object, `text` written from it by
+        `fields.write_object`: as the first fragment, the slot keeps what writing
+        found (the fields)."""
+        if not slot.pieces:
+            slot.written = written
+        self.append_fragment(slot, text, event, t)
 
     # -- anomalies ----------------------------------------------------------
     def note(

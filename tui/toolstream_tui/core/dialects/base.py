@@ -8,8 +8,9 @@ from typing import Any
 
 from ..diff import first_difference
 from ..events import Channel
+from ..fields import write_object
 from ..sse import SSEEvent
-from ..state import StreamState
+from ..state import CallSlot, StreamState
 from ..strict_json import compact, loads
 
 
@@ -127,6 +128,18 @@ class Dialect:
                 self.state.append_text(channel, value)
             elif value is not None:
                 self.note("unexpected-shape", None, f"{where}{field} is not a string")
+
+    def append_whole_arguments(self, slot: CallSlot, arguments: Any) -> None:
+        """Arguments that arrived whole, decoded (an object, or any value), as one
+        fragment of compact JSON. An object's fields are found as it is written."""
+        try:
+            written = write_object(arguments) if type(arguments) is dict else None
+        except RecursionError:  # nested too deep to write: compact_json says so
+            written = None
+        if written is None:
+            self.state.append_fragment(slot, compact_json(arguments), self.event, self.t)
+        else:
+            self.state.append_written(slot, *written, self.event, self.t)
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
         self.state.note(kind, index, detail, self.event)

@@ -560,7 +560,7 @@ class GeminiDialect(Dialect):
             )
             self.state.append_fragment(slot, args, self.event, self.t)
         else:
-            self.state.append_fragment(slot, _json_text(args), self.event, self.t)
+            self.append_whole_arguments(slot, args)
 
     def _adopt_pieces(self, call_id: str | None) -> None:
         """partialArgs with no call open: kept in a nameless call of their own."""

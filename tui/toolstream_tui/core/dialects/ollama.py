@@ -105,10 +105,9 @@ class OllamaDialect(Dialect):
             return
         if isinstance(arguments, str):  # the API sends an object: take the text as sent
             self.note("unexpected-shape", slot.index, "arguments arrived as a string")
-            text = arguments
+            self.state.append_fragment(slot, arguments, self.event, self.t)
         else:  # an object; anything else is named arguments-not-object once parsed
-            text = compact_json(arguments)
-        self.state.append_fragment(slot, text, self.event, self.t)
+            self.append_whole_arguments(slot, arguments)
 
     def _start(self, call: dict[str, Any], function: dict[str, Any]) -> CallSlot:
         index = as_int(function.get("index"))
