@@ -21,6 +21,7 @@ from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.dialects import base as base_module
 from toolstream_tui.core.fields import FieldClock, FieldScanner, write_object
 from toolstream_tui.core.pieces import TextPieces
+from toolstream_tui.core.state import StreamState
 from toolstream_tui.core.strict_json import loads
 
 
@@ -153,3 +154,35 @@ def ollama_body(args: list[Any]) -> bytes:
 @example([{"a": 1e-7, "b": "x:1e-7,"}, {"\ud83d": "\udc00"}, [1, 2]])
 def test_ollama_calls_arriving_whole_report_as_the_general_path_does(args: list[Any]) -> None:
     same_report_either_way(ollama_body(args), "application/x-ndjson")
+
+
+def finished(body: bytes) -> StreamSession:
+    session = StreamSession("test", live=False)
+    session.open(200, "text/event-stream")
+    session.feed(body, 0.5)
+    session.close(1.0)
+    return session
+
+
+def test_the_parse_at_the_finish_takes_the_written_object_while_it_is_all_there_is() -> None:
+    args = {"a": [1, 2.5e-7], "b": "text"}
+    alone = finished(gemini_body([args], streamed=False, late=False)).state.calls[0]
+    assert alone.written is not None and alone.written.exact
+    assert alone.parsed and alone.error is None
+    assert alone.arguments is alone.written.value == args
+    grown = finished(gemini_body([], streamed=True, late=False)).state.calls[0]
+    assert grown.written is not None and len(grown.pieces) > 1  # args, then partialArgs
+    assert grown.arguments is not grown.written.value  # parsed from the text
+    assert grown.arguments == {"b": 2}  # what the pieces assembled: the final word
+
+
+def test_text_appended_to_a_written_object_is_parsed_with_it() -> None:
+    state = StreamState("test", "gemini")
+    slot = state.start_call(0, None, "f", 0.0)
+    written = write_object({"a": 1})
+    assert written is not None
+    state.append_written(slot, *written, 1, 0.0)
+    state.append_fragment(slot, '{"b": 2}', 2, 0.0)  # two objects in one buffer
+    state.finish("STOP", "finishReason")
+    assert slot.parsed and slot.arguments is None
+    assert slot.error is not None and slot.error.startswith("invalid JSON arguments: Extra data")

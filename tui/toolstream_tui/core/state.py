@@ -202,10 +202,12 @@ class CallSlot(Record):
         return end, self.pieces.piece_at(extra) + 1
 
     def parse(self) -> None:
-        raw = self.parsed_raw
         self.parsed = True
         self.error = self.error_position = None
         self.schema_errors = []
+        if self._parsed_as_written():
+            return
+        raw = self.parsed_raw
         if raw.strip() == "":
             self.arguments = {}
             return
@@ -215,6 +217,17 @@ class CallSlot(Record):
             self.arguments = None
             self.error = f"invalid JSON arguments: {exc}"
             self.error_position = getattr(exc, "pos", None)
+
+    def _parsed_as_written(self) -> bool:
+        """Arguments that are still only the object they were written from: parsing
+        their text gives that object (`WrittenObject.exact`), so it is the parse."""
+        written = self.written
+        if written is None or not written.exact or self.final_raw is not None:
+            return False
+        if len(self.pieces) != 1:
+            return False
+        self.arguments = written.value
+        return True
 
 
 class StreamState(Record):
@@ -474,7 +487,8 @@ class StreamState(Record):
     ) -> None:
         """Arguments that arrived whole as an object, `text` written from it by
         `fields.write_object`: as the first fragment, the slot keeps what writing
-        found (the fields)."""
+        found (the fields; the value, which the parse at the finish takes while
+        nothing else is appended)."""
         if not slot.pieces:
             slot.written = written
         self.append_fragment(slot, text, event, t)
