@@ -45,6 +45,10 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
     """`arguments_raw` is the text the arguments were parsed from; `arguments_streamed`,
     present only where it differs, the fragments as they arrived. `caller` and
     `started_in` are present only where the wire said them."""
+    # The fragments joined once: each join decodes the call's buffer and encodes the
+    # text again to look for surrogates to rejoin
+    streamed = slot.arguments_raw
+    parsed = streamed if slot.final_raw is None else slot.final_raw  # slot.parsed_raw
     return {
         "index": slot.index,
         "id": slot.call_id,
@@ -52,8 +56,8 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
         "name": slot.name,
         **_caller(slot),
         **_started_in(slot),
-        "arguments_raw": slot.parsed_raw,
-        **_streamed_if_different("arguments_streamed", slot.arguments_raw, slot.parsed_raw),
+        "arguments_raw": parsed,
+        **_streamed_if_different("arguments_streamed", streamed, parsed),
         "arguments": slot.arguments if slot.parsed and slot.error is None else None,
         "error": slot.error,
         "error_position": slot.error_position,
