@@ -121,8 +121,10 @@ PLAIN = st.recursive(
 @example({"0.00001": "0.00001", "e-7": ["x e-7", "1e-7\n"], "k": 5e-324})
 def test_orjsons_whole_text_is_what_json_dumps_prints(value: Any) -> None:
     """The one-call path writes floats as repr does (orjson writes 1e-7 and 0.00001),
-    and leaves text that only looks like a float alone."""
+    and leaves text that only looks like a float alone; the walk over the value finds
+    every float below 1e-4 that needs it."""
     assert report_module.printable_utf8(value) == dumped(value).encode()
+    assert report_module.printable_utf8(value, (), tiny_in_finite=False) == dumped(value).encode()
 
 
 @pytest.mark.parametrize(
@@ -174,3 +176,39 @@ def test_a_report_past_the_whole_size_is_written_member_by_member() -> None:
         assert report_module._report_utf8(report) is None
         by_member = b"".join(map(bytes, report_module.report_utf8_pieces(session.state)))
     assert by_member == whole == dumped(report).encode()
+
+
+NUMBERS = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.floats(min_value=-2e-4, max_value=2e-4)
+    | st.sampled_from([1e-7, 1.5e-5, 0.0001, 10.00001, -2.5e-9, 0.0, 1e-10])
+)
+NUMBER_TEXTS = st.sampled_from(["{}", "1e-7", "1E-5", "0.00001", "-0.000015", "2.5e-09", "7"])
+
+
+@given(
+    st.dictionaries(TEXT, NUMBERS | st.lists(NUMBERS, max_size=3), max_size=4),
+    st.lists(NUMBER_TEXTS, max_size=3),
+    st.sampled_from([None, 1e-7, 0.5]),
+)
+def test_a_reports_whole_text_rewrites_floats_wherever_one_can_be_tiny(
+    arguments: dict[str, Any], more: list[str], schema_bound: float | None
+) -> None:
+    """Floats are rewritten only where a call's text, or a value outside the parsed
+    arguments (a declared schema), can hold one below 1e-4: the text is json's."""
+    session = StreamSession("test")
+    if schema_bound is not None:
+        tool = {"name": "f", "parameters": {"type": "object", "minimum": schema_bound}}
+        session.requested(json.dumps({"tools": [{"type": "function", "function": tool}]}))
+    session.open(200, "text/event-stream")
+    texts = [json.dumps(arguments), *(f'{{"n": {text}}}' for text in more)]
+    calls = [
+        {"index": n, "id": f"c{n}", "function": {"name": "f", "arguments": text}}
+        for n, text in enumerate(texts)
+    ]
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": calls}}]}
+    finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    session.feed(sse(chunk, finish), 0.1)
+    session.close(0.2)
+    whole = b"".join(map(bytes, report_module.report_utf8_pieces(session.state)))
+    assert whole.decode() == dumped(build_report(session.state))

@@ -147,11 +147,19 @@ def _report_utf8(report: dict[str, Any]) -> bytes | None:
     """The report's printable text from orjson in one call, or None where it would
     differ from json's or be too long to hold whole. Each call's parsed arguments come
     from strict_json, which reads no NaN or Infinity: their floats are only rewritten
-    in json's form."""
+    in json's form, where the text they were parsed from can hold a float of
+    magnitude below 1e-4."""
     if _long_text_in(report) > WHOLE_REPORT_CHARS:
         return None
-    decoded = {id(call["arguments"]) for call in report["tool_calls"]}
-    return printable_utf8(report, decoded)
+    calls = [call for call in report["tool_calls"] if call["arguments"] is not None]
+    tiny = any(_may_hold_tiny_floats(call["arguments_raw"]) for call in calls)
+    return printable_utf8(report, {id(call["arguments"]) for call in calls}, tiny)
+
+
+def _may_hold_tiny_floats(json_text: str) -> bool:
+    """Can this JSON text decode to a float of magnitude below 1e-4 (other than 0)?
+    Only a number with a negative exponent or four zeros after its point can."""
+    return "e-" in json_text or "E-" in json_text or "0.0000" in json_text
 
 
 def _long_text_in(report: dict[str, Any]) -> int:
@@ -163,23 +171,34 @@ def _long_text_in(report: dict[str, Any]) -> int:
     return size
 
 
-def printable_utf8(value: Any, finite: Collection[int] = ()) -> bytes | None:
+def printable_utf8(
+    value: Any, finite: Collection[int] = (), tiny_in_finite: bool = True
+) -> bytes | None:
     """`printable_json(value)` in UTF-8, in one orjson call over the whole value
     (the member-by-member walk took most of a 1 MB report's time), or None where
     orjson cannot write what json.dumps writes. `finite`: the ids of containers
-    known to hold only plain JSON values with finite floats, not walked."""
-    if type(value) not in (dict, list) or not _orjson_writes_as_json(value, finite):
+    known to hold only plain JSON values with finite floats, not walked;
+    `tiny_in_finite`: False where they are known to hold no float of magnitude
+    below 1e-4 either, so the text needs no float rewritten (see `json_floats`)
+    unless the walk finds one."""
+    if type(value) not in (dict, list):
+        return None
+    tiny = _tiny_floats_outside(value, finite)
+    if tiny is None:
         return None
     try:
         text = orjson.dumps(value, option=ORJSON_INDENTED)
     except orjson.JSONEncodeError:  # an int past 64 bits, a lone surrogate, too deep
         return None
-    return json_inert_utf8(json_floats(text)) + b"\n"
+    return json_inert_utf8(json_floats(text) if tiny or tiny_in_finite else text) + b"\n"
 
 
-def _orjson_writes_as_json(value: Any, finite: Collection[int]) -> bool:
-    """Whether every float outside `finite` is one orjson writes as json does (not
-    NaN or Infinity, which orjson writes as null), and only plain types are there."""
+def _tiny_floats_outside(value: Any, finite: Collection[int]) -> bool | None:
+    """None unless every float outside `finite` is finite (orjson writes NaN and
+    Infinity as null) and only plain types are there; else whether one of those
+    floats is of magnitude below 1e-4 (other than 0), which orjson may write otherwise
+    than json."""
+    tiny = False
     pending = [value]
     while pending:
         container = pending.pop()
@@ -192,10 +211,11 @@ def _orjson_writes_as_json(value: Any, finite: Collection[int]) -> bool:
                 pending.append(child)
             elif kind is float:
                 if not math.isfinite(child):
-                    return False
+                    return None
+                tiny = tiny or (child != 0 and -1e-4 < child < 1e-4)
             elif kind is not str and kind not in WHOLE_SCALARS:
-                return False
-    return True
+                return None
+    return tiny
 
 
 def json_floats(text: bytes) -> bytes:
