@@ -39,12 +39,15 @@ from toolstream_tui.proxy.forwarder import WATCHER_GONE, ForwardingAsgiApp
 from toolstream_tui.proxy.http_rules import HOP_BY_HOP
 from toolstream_tui.proxy.pipe import (
     BATCH_BYTES,
+    KINDS,
+    ClientGone,
     Exchange,
     FrameReader,
     Note,
     Outlet,
     PipeFeed,
     ResponseEnd,
+    WatchGap,
     frame,
 )
 from toolstream_tui.proxy.relay import Relay, UpstreamReads
@@ -52,7 +55,13 @@ from toolstream_tui.proxy.requests import NOT_JSON, Change, RequestList, Request
 from toolstream_tui.proxy.server import ProxiedResponse, bind
 from toolstream_tui.proxy.upstream import UpstreamBody, UpstreamConnection, UpstreamTransport
 from toolstream_tui.sources import Limits, pump
-from toolstream_tui.sources.base import BodyChunk, ResponseHead, Stopwatch, TransportError
+from toolstream_tui.sources.base import (
+    BodyChunk,
+    RequestSent,
+    ResponseHead,
+    Stopwatch,
+    TransportError,
+)
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
 from toolstream_tui.views.requests import request_row
@@ -796,6 +805,36 @@ async def test_frames_come_back_whole_however_the_pipe_cuts_them() -> None:
         for start in range(0, len(wire), step):
             reader.data_received(wire[start : start + step])
         assert received == items, step
+
+
+class Unknown:
+    """An item of no kind the pipe knows: it goes as a pickle."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unknown) and other.text == self.text
+
+
+async def test_every_kind_of_item_comes_back_with_every_field() -> None:
+    items = [
+        Exchange("GET", "/v1/m?a=1", "http://h/v1/m?a=1", {}, b"\x00", 1.0, 2.0, "rec/1.json"),
+        ResponseHead(206, "text/plain", "Partial", "http://h/x", {"a": "b"}, ("http://h/r",), 0.5),
+        RequestSent("POST", "http://h/x", {"k": "v"}, None),
+        TransportError("idle", 3.0, "idle-timeout"),
+        WatchGap(120, 0.25),
+        ClientGone("gone", 0.5),
+        Note("a note"),
+        ResponseEnd(0.75, 12),
+        Unknown("kept"),
+    ]
+    assert {type(item) for item in items} >= set(KINDS)
+    wire = b"".join(frame(7, item) for item in items)
+    received: list[tuple[int, Any]] = []
+    FrameReader(lambda request_id, item: received.append((request_id, item))).data_received(wire)
+    assert received == [(7, item) for item in items]
+    assert [type(item) for _, item in received] == [type(item) for item in items]
 
 
 class RecordedWrites:
