@@ -20,6 +20,7 @@ from toolstream_tui.proxy.upstream import (
     READ_AHEAD_BYTES,
     UpstreamConnection,
     UpstreamTransport,
+    outgoing,
     transport_for,
 )
 
@@ -34,6 +35,27 @@ OK_BODY = chunked_answer(b"data: 1\n\n", b"data: 2\n\n") + b"0\r\n\r\n"
 def client() -> Iterator[httpx.AsyncClient]:
     transport = UpstreamTransport(HEAD_LIMIT)
     yield httpx.AsyncClient(transport=transport, timeout=WAIT_S)
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "headers", "body"),
+    [
+        ("POST", "http://127.0.0.1:8080/v1/x?a=%20b", [("Authorization", "Bearer k")], b"{}"),
+        ("post", "https://api.example.com/v1/x", [("x-a", "1"), ("X-A", "2")], b""),
+        ("GET", "http://h/", [("accept", "*/*")], b""),
+        ("PUT", "http://h/p", [("Content-Length", "2"), ("HOST", "other")], b"{}"),
+        ("PATCH", "http://h/p", [("transfer-encoding", "chunked")], b""),
+        ("DELETE", "http://h/p", [], b"x"),
+    ],
+)
+def test_a_request_goes_upstream_as_httpx_would_send_it(
+    method: str, url: str, headers: list[tuple[str, str]], body: bytes
+) -> None:
+    sent = outgoing(method, httpx.URL(url), headers, body, {})
+    request = httpx.Request(method, url, headers=headers, content=body)
+    assert (sent.method, sent.target) == (request.method, request.url.raw_path)
+    assert sent.headers == request.headers.raw
+    assert sent.body == body
 
 
 # The read timeout of a request that must time out (one that must succeed keeps

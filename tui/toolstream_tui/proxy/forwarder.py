@@ -59,7 +59,7 @@ from .pipe import (
     give_large_blocks_back_at_once,
 )
 from .relay import Receive, Relay, Send, client_gone
-from .upstream import transport_for
+from .upstream import Outgoing, UpstreamTransport, outgoing, transport_for
 
 MAX_CONNECTIONS = 4096  # past this, new connections get uvicorn's 503
 FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
@@ -197,7 +197,8 @@ class ForwardingAsgiApp:
         elif refusal is not None:
             await self._refuse(send, outlet, refusal, elapsed)
         else:
-            await self._forward(exchange, forwarded, outlet, receive, send, elapsed)
+            assert target is not None  # refused with 400 otherwise
+            await self._forward(exchange, target, forwarded, outlet, receive, send, elapsed)
 
     def _record(self, exchange: Exchange, outlet: Outlet) -> None:
         """Puts the exchange on the outlet, recorded from here on when asked."""
@@ -261,23 +262,17 @@ class ForwardingAsgiApp:
     async def _forward(
         self,
         exchange: Exchange,
+        target: httpx.URL,
         headers: list[tuple[str, str]],
         outlet: Outlet,
         receive: Receive,
         send: Send,
         elapsed: Stopwatch,
     ) -> None:
-        request = httpx.Request(
-            exchange.method,
-            exchange.url,
-            headers=headers,
-            content=exchange.body,
-            extensions={"timeout": self._timeout},
-        )
+        sending = outgoing(exchange.method, target, headers, exchange.body, self._timeout)
         try:
             await self.setups.take()  # at once while the slice lasts
-            response = await self._answer(request, receive)
-            response.request = request
+            response = await self._answer(sending, receive)
         except TimeoutError:
             await self._no_answer(outlet, send, elapsed)
             return
@@ -308,12 +303,12 @@ class ForwardingAsgiApp:
             await response.aclose()
             outlet.put(ResponseEnd(elapsed(), relay.forwarded))
 
-    async def _answer(self, request: httpx.Request, receive: Receive) -> httpx.Response:
+    async def _answer(self, request: Outgoing, receive: Receive) -> httpx.Response:
         """Upstream's response head. Raises TimeoutError past --timeout (it bounds the
         wait for the head as well as the connect: an upstream that accepts and never
         answers must not hold the client), ClientLeft when the client goes first (the
         upstream request is closed then, not when its answer comes)."""
-        answering = asyncio.ensure_future(self._transport.handle_async_request(request))
+        answering = asyncio.ensure_future(self._send(request))
         leaving = asyncio.ensure_future(client_gone(receive))
         try:
             done, _ = await asyncio.wait(
@@ -331,6 +326,22 @@ class ForwardingAsgiApp:
         if leaving in done:
             raise ClientLeft
         raise TimeoutError
+
+    async def _send(self, request: Outgoing) -> httpx.Response:
+        """Our own transport takes the request as it is; httpx's (through a proxy the
+        environment names) an httpx.Request."""
+        if isinstance(self._transport, UpstreamTransport):
+            return await self._transport.send(request)
+        asked = httpx.Request(
+            request.method,
+            request.url,
+            headers=request.headers,  # the Host and Content-Length it would add included
+            content=request.body,
+            extensions={"timeout": request.timeouts},
+        )
+        response = await self._transport.handle_async_request(asked)
+        response.request = asked
+        return response
 
     async def _no_answer(self, outlet: Outlet, send: Send, elapsed: Stopwatch) -> None:
         why = (
