@@ -23,6 +23,7 @@ from toolstream_tui.sources.secrets import (
     MissingKey,
     Redactor,
     auth_headers,
+    secrets_in,
 )
 from toolstream_tui.watching.options import WatchOptions
 
@@ -117,6 +118,29 @@ def test_redactor_covers_headers_query_and_text() -> None:
     url = redactor.url(f"http://h/v1/x?key={SECRET}&alt=sse")
     assert SECRET not in url and "alt=sse" in url
     assert redactor.text(f"said {SECRET}.") == f"said {REDACTED}."
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("/paced?events=1&offset_ms=0.5", "/paced?events=1&offset_ms=0.5"),
+        ("/v1/x?a=1&b", "/v1/x?a=1&b="),  # as parsing and encoding the query give it
+        ("/v1/x?a=%7E+b&&c=d=e", "/v1/x?a=~+b&c=d%3De"),
+        (f"/v1/x?%6Bey={SECRET}&alt=sse", f"/v1/x?key={REDACTED}&alt=sse"),
+        (f"HTTP://h/v1/x?KEY={SECRET}#", f"http://h/v1/x?KEY={REDACTED}"),
+        (f"/v1/x?note={SECRET}", f"/v1/x?note={REDACTED}"),
+    ],
+)
+def test_a_url_is_shown_the_same_however_often_it_is_redacted(url: str, shown: str) -> None:
+    redactor = Redactor([SECRET])
+    assert redactor.url(url) == shown
+    assert redactor.url(url) == shown  # the second time, as kept
+
+
+def test_secret_query_parameters_are_found_however_their_name_is_spelled() -> None:
+    assert secrets_in(f"/x?%6Bey={SECRET}", {}) == [SECRET]
+    assert secrets_in(f"/x?API_KEY={SECRET}&a=b", {}) == [SECRET]
+    assert secrets_in("/x?monkey=1&keys=2&tokens=3", {}) == []
 
 
 async def collect(items: list[SourceItem], redactor: Redactor) -> bytes:
