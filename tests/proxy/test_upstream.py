@@ -20,6 +20,7 @@ from toolstream_tui.proxy.upstream import (
     READ_AHEAD_BYTES,
     UpstreamConnection,
     UpstreamTransport,
+    environment_proxy,
     outgoing,
     transport_for,
 )
@@ -276,3 +277,35 @@ async def test_a_connection_that_is_over_is_freed_without_the_collector() -> Non
         )
     finally:
         gc.enable()
+
+
+# -- the environment's proxy --------------------------------------------------------------
+UPSTREAM = httpx.URL("https://api.example.com/v1")
+
+
+@pytest.mark.parametrize(
+    ("environ", "proxy"),
+    [
+        ({}, None),
+        ({"HTTPS_PROXY": "http://p:3128"}, "http://p:3128"),
+        ({"https_proxy": "http://lower:1", "HTTPS_PROXY": "http://upper:2"}, "http://lower:1"),
+        ({"HTTP_PROXY": "http://p:3128"}, None),  # the upstream is https
+        ({"ALL_PROXY": "socks5://p:1080"}, "socks5://p:1080"),
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "example.com"}, None),
+        ({"HTTPS_PROXY": "http://p:3128", "no_proxy": " .example.com , other"}, None),
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "*"}, None),
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "api.example.com:443"}, None),
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "ample.com"}, "http://p:3128"),
+        ({"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "api.example.com:8443"}, "http://p:3128"),
+    ],
+)
+def test_the_environment_names_the_proxy_and_no_proxy_exempts_hosts(
+    environ: dict[str, str], proxy: str | None
+) -> None:
+    assert environment_proxy(UPSTREAM, environ) == proxy
+
+
+def test_a_loopback_upstream_is_exempted_by_its_address() -> None:
+    environ = {"HTTP_PROXY": "http://p:3128", "NO_PROXY": "localhost,127.0.0.1"}
+    assert environment_proxy(httpx.URL("http://127.0.0.1:8080"), environ) is None
+    assert environment_proxy(httpx.URL("http://10.0.0.2:8080"), environ) == "http://p:3128"

@@ -9,12 +9,12 @@ import asyncio
 import time
 import zlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextlib import aclosing
 from pathlib import Path
 
 from ..sources import BodyChunk, ResponseHead, SourceItem, TransportError
-from ..sources.base import RequestSent
+from ..sources.base import RequestSent, SourceItems
 from ..sources.decoding import BodyDecoder, UnsupportedEncoding
 from ..sources.http import HttpRequest, redacted_request
 from ..sources.recording import Recorder, recorded
@@ -83,7 +83,7 @@ class ExchangeRecording:
             self._pending.append(TransportError(item.message, item.t))
         self._ready.set()
 
-    async def _items(self) -> AsyncIterator[SourceItem]:
+    async def _items(self) -> SourceItems:
         while True:
             while self._pending:
                 item = self._pending.popleft()
@@ -94,8 +94,8 @@ class ExchangeRecording:
             await self._ready.wait()
 
     @staticmethod
-    async def _write(items: AsyncIterator[SourceItem]) -> None:
-        async with aclosing(items):  # type: ignore[type-var]
+    async def _write(items: SourceItems) -> None:
+        async with aclosing(items):
             async for _ in items:
                 pass
 
@@ -103,7 +103,7 @@ class ExchangeRecording:
 # -- Content-Encoding --------------------------------------------------------------
 
 
-async def decoded(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]:
+async def decoded(items: SourceItems) -> SourceItems:
     """The items with the body's Content-Encoding undone, as the HTTP source gives
     them: the client gets the bytes as sent, the core and the recording get them
     decoded, a bounded piece at a time (`sources.decoding`: a gzip bomb inflates no
@@ -117,9 +117,7 @@ async def decoded(items: AsyncIterator[SourceItem]) -> AsyncIterator[SourceItem]
                 return
 
 
-async def _decode_body(
-    items: AsyncIterator[SourceItem], encoding: str
-) -> AsyncIterator[SourceItem]:
+async def _decode_body(items: SourceItems, encoding: str) -> SourceItems:
     """The body read from `items` decoded, then the item that ended it, if any."""
     last_t = 0.0
     try:

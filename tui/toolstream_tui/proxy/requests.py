@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import StreamSession, build_report
 from ..otlp.watching import StreamSpan, is_model_call
-from ..sources import BodyChunk, Limits, SourceItem, pump
-from ..sources.base import RequestSent
+from ..sources import BodyChunk, Limits, pump
+from ..sources.base import RequestSent, SourceItems
 from ..sources.http import HttpRequest, redacted_request
 from ..sources.pacing import InputFirstPacer
 from ..sources.recording import Recorder, Tape, recorded, taped
@@ -293,7 +293,7 @@ class RequestList:
         tapped: AsyncIterator[ProxiedItem],
         sent: RequestSent,
         redactor: Redactor,
-    ) -> AsyncIterator[SourceItem]:
+    ) -> SourceItems:
         """The proxied response as the core reads it: the request first, the body decoded, every
         secret redacted, recorded when asked."""
         items = redactor.stream(decoded(self._source_items(record, tapped, sent, redactor)))
@@ -312,7 +312,7 @@ class RequestList:
         tapped: AsyncIterator[ProxiedItem],
         sent: RequestSent,
         redactor: Redactor,
-    ) -> AsyncIterator[SourceItem]:
+    ) -> SourceItems:
         yield sent
         async for item in tapped:
             if isinstance(item, WatchGap):

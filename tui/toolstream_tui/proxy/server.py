@@ -158,10 +158,10 @@ class ProxyServer:
             proxied = self._responses[request_id] = ProxiedResponse(item)
             self._sink(proxied)
             return
-        proxied = self._responses.get(request_id)
-        if proxied is None:
+        following = self._responses.get(request_id)
+        if following is None:
             return
-        proxied.put(item)
+        following.put(item)
         if isinstance(item, ResponseEnd):
             del self._responses[request_id]
 

@@ -18,10 +18,10 @@ handed over before the error that says so."""
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 import time
-import urllib.request
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -313,14 +313,35 @@ class UpstreamBody(httpx.AsyncByteStream):
         self._pool.release(self._connection)
 
 
-def environment_proxy(url: httpx.URL) -> str | None:
-    """The proxy the environment names for `url` (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY,
-    less NO_PROXY), or None."""
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(url.scheme) or proxies.get("all")
-    if proxy and not urllib.request.proxy_bypass_environment(url.host, proxies):
-        return proxy
-    return None
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def environment_proxy(url: httpx.URL, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The proxy the environment names for `url` (`https_proxy`, `http_proxy` or
+    `all_proxy`, lowercase before uppercase, as curl and urllib read them), unless
+    `no_proxy` exempts its host; else None."""
+    proxy = setting(environ, f"{url.scheme}_proxy") or setting(environ, "all_proxy")
+    port = url.port or DEFAULT_PORTS.get(url.scheme)
+    if not proxy or exempt_from_proxy(url.host, port, setting(environ, "no_proxy")):
+        return None
+    return proxy
+
+
+def setting(environ: Mapping[str, str], name: str) -> str:
+    return environ.get(name) or environ.get(name.upper()) or ""
+
+
+def exempt_from_proxy(host: str, port: int | None, no_proxy: str) -> bool:
+    """Whether `no_proxy` (comma-separated: `*`, hosts, domains with or without a
+    leading dot, `host:port`) names `host` or a domain it is in."""
+    host = host.lower()
+    for entry in no_proxy.split(","):
+        name = entry.strip().lower().lstrip(".")
+        if name == "*":
+            return True
+        if name and (host == name or host.endswith("." + name) or f"{host}:{port}" == name):
+            return True
+    return False
 
 
 def transport_for(upstream: httpx.URL, max_header_bytes: int) -> httpx.AsyncBaseTransport:
