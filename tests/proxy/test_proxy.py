@@ -50,7 +50,13 @@ from toolstream_tui.proxy.pipe import (
     WatchGap,
     frame,
 )
-from toolstream_tui.proxy.relay import Relay, UpstreamReads
+from toolstream_tui.proxy.relay import (
+    ClientLeft,
+    CutWhenTheClientLeaves,
+    Relay,
+    UpstreamReads,
+    client_gone,
+)
 from toolstream_tui.proxy.requests import NOT_JSON, Change, RequestList, RequestRecord, model_of
 from toolstream_tui.proxy.server import ProxiedResponse, bind
 from toolstream_tui.proxy.upstream import UpstreamBody, UpstreamConnection, UpstreamTransport
@@ -909,6 +915,55 @@ class PiecesBody(httpx.AsyncByteStream):
             raise self.error
 
 
+async def test_the_client_leaving_cuts_only_what_waits_inside_the_block() -> None:
+    leaving: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    upstream: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_soon(leaving.set_result, None)
+    with pytest.raises(ClientLeft), CutWhenTheClientLeaves(leaving):
+        await upstream  # never answers: the client leaving ends the wait
+    assert upstream.cancelled()
+    after = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_soon(after.set_result, "still running")
+    assert await after == "still running"  # nothing cancelled once out of the block
+
+
+async def test_a_client_that_left_after_the_block_cuts_nothing() -> None:
+    leaving: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    answered.set_result("answer")
+    with CutWhenTheClientLeaves(leaving):
+        answer = await answered
+    leaving.set_result(None)  # its callback runs at the next await, outside the block
+    later = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_soon(later.set_result, "went on")
+    assert (answer, await later) == ("answer", "went on")
+
+
+async def test_a_cancel_from_elsewhere_stays_a_cancel_while_the_client_is_there() -> None:
+    leaving: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def waits() -> None:
+        with CutWhenTheClientLeaves(leaving):
+            await asyncio.get_running_loop().create_future()
+
+    task = asyncio.ensure_future(waits())
+    await asyncio.sleep(0)
+    task.cancel()  # as uvicorn does once the drain is over
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_the_client_leaving_cuts_nothing_once_the_response_is_complete() -> None:
+    leaving: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    last_write: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    loop.call_soon(leaving.set_result, None)
+    loop.call_soon(loop.call_soon, last_write.set_result, None)
+    with CutWhenTheClientLeaves(leaving, unless=lambda: True):
+        await last_write  # the client leaves meanwhile: uvicorn says so once complete
+    assert last_write.done() and not last_write.cancelled()
+
+
 async def test_the_relay_forwards_what_one_read_brought_in_one_write() -> None:
     body = PiecesBody([b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"])
     clock = iter([12.5, 13.0]).__next__  # the first piece read at 12.5 s
@@ -963,7 +1018,9 @@ async def test_what_came_with_the_head_goes_on_in_the_same_turn_of_the_loop() ->
     items: list[Any] = []
     tap = Outlet(1, lambda _, item: items.append(item))
     exchange = Exchange("POST", "/v1/x", "http://upstream/v1/x", {}, b"{}", 0.0, 0.0)
-    await Relay(response, send, tap, elapsed, None, exchange).run(receive)
+    leaving = asyncio.ensure_future(client_gone(receive))
+    await Relay(response, send, tap, elapsed, None, exchange).run(leaving)
+    leaving.cancel()
     assert sent[:2] == [
         ("http.response.start", b"", []),
         ("http.response.body", b"data: 1\n\n", []),

@@ -58,7 +58,7 @@ from .pipe import (
     ResponseEnd,
     give_large_blocks_back_at_once,
 )
-from .relay import Receive, Relay, Send, client_gone
+from .relay import ClientLeft, CutWhenTheClientLeaves, Receive, Relay, Send, client_gone
 from .upstream import Outgoing, UpstreamTransport, outgoing, transport_for
 
 MAX_CONNECTIONS = 4096  # past this, new connections get uvicorn's 503
@@ -78,10 +78,6 @@ StartRecording = Callable[[int, Exchange], "tuple[Recording | None, list[str]]"]
 
 
 class BodyTooLarge(Exception):
-    pass
-
-
-class ClientLeft(Exception):
     pass
 
 
@@ -270,9 +266,25 @@ class ForwardingAsgiApp:
         elapsed: Stopwatch,
     ) -> None:
         sending = outgoing(exchange.method, target, headers, exchange.body, self._timeout)
+        leaving = asyncio.ensure_future(client_gone(receive))
+        try:
+            await self._forward_with(exchange, sending, outlet, leaving, send, elapsed)
+        finally:
+            leaving.cancel()
+
+    async def _forward_with(
+        self,
+        exchange: Exchange,
+        sending: Outgoing,
+        outlet: Outlet,
+        leaving: asyncio.Future[None],
+        send: Send,
+        elapsed: Stopwatch,
+    ) -> None:
+        """`_forward`, `leaving` done once the client is gone."""
         try:
             await self.setups.take()  # at once while the slice lasts
-            response = await self._answer(sending, receive)
+            response = await self._answer(sending, leaving)
         except TimeoutError:
             await self._no_answer(outlet, send, elapsed)
             return
@@ -289,7 +301,7 @@ class ForwardingAsgiApp:
             return
         relay = Relay(response, send, outlet, elapsed, self.config.idle_timeout, exchange)
         try:
-            await relay.run(receive)
+            await relay.run(leaving)
         except asyncio.CancelledError:  # the drain at shutdown is over
             message = (
                 f"the proxy shut down while the response streamed (--drain "
@@ -303,29 +315,14 @@ class ForwardingAsgiApp:
             await response.aclose()
             outlet.put(ResponseEnd(elapsed(), relay.forwarded))
 
-    async def _answer(self, request: Outgoing, receive: Receive) -> httpx.Response:
+    async def _answer(self, request: Outgoing, leaving: asyncio.Future[None]) -> httpx.Response:
         """Upstream's response head. Raises TimeoutError past --timeout (it bounds the
         wait for the head as well as the connect: an upstream that accepts and never
         answers must not hold the client), ClientLeft when the client goes first (the
         upstream request is closed then, not when its answer comes)."""
-        answering = asyncio.ensure_future(self._send(request))
-        leaving = asyncio.ensure_future(client_gone(receive))
-        try:
-            done, _ = await asyncio.wait(
-                {answering, leaving},
-                timeout=self.config.connect_timeout,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-        finally:
-            leaving.cancel()
-            if not answering.done():
-                answering.cancel()
-                await asyncio.gather(answering, return_exceptions=True)
-        if answering in done:
-            return answering.result()
-        if leaving in done:
-            raise ClientLeft
-        raise TimeoutError
+        with CutWhenTheClientLeaves(leaving):
+            async with asyncio.timeout(self.config.connect_timeout):
+                return await self._send(request)
 
     async def _send(self, request: Outgoing) -> httpx.Response:
         """Our own transport takes the request as it is; httpx's (through a proxy the

@@ -34,10 +34,55 @@ Send = Callable[[dict[str, Any]], Any]
 Receive = Callable[[], Any]
 
 
+class ClientLeft(Exception):
+    pass
+
+
 async def client_gone(receive: Receive) -> None:
     """Returns when uvicorn says the client is gone (the request body already read)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+class CutWhenTheClientLeaves:
+    """While inside, the client leaving (`leaving`, a task running `client_gone`,
+    is done) cancels what the current task awaits, and the block raises ClientLeft
+    instead of CancelledError; any other cancellation (the drain at shutdown is
+    over) goes on as it came. The forwarder raced the upstream request and then the
+    copy, each a task of its own, against a task watching the client, with
+    asyncio.wait: four tasks besides uvicorn's and two waits a request, a fifth of
+    its own work on each (one watching task now, and no wait).
+
+    Only while inside: the flag is cleared as the block ends, before the task
+    awaits anything else, so that a watcher that fires later cancels nothing."""
+
+    def __init__(
+        self, leaving: asyncio.Future[None], unless: Callable[[], bool] = lambda: False
+    ) -> None:
+        """`unless`: when true, the client leaving cuts nothing any more."""
+        self.leaving = leaving
+        self.unless = unless
+        self.task = asyncio.current_task()
+        self.inside = False
+        self.left = False
+
+    def __enter__(self) -> CutWhenTheClientLeaves:
+        self.inside = True
+        self.leaving.add_done_callback(self._cut)
+        return self
+
+    def _cut(self, _: asyncio.Future[None]) -> None:
+        if self.inside and not self.left and self.task is not None and not self.unless():
+            self.left = True
+            self.task.cancel()
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self.inside = False
+        self.leaving.remove_done_callback(self._cut)
+        if self.left and self.task is not None:
+            others = self.task.uncancel()
+            if kind is asyncio.CancelledError and others == 0:
+                raise ClientLeft
 
 
 class Relay:
@@ -63,7 +108,8 @@ class Relay:
         self.forwarded = 0
         self.complete = False
 
-    async def run(self, receive: Receive) -> None:
+    async def run(self, leaving: asyncio.Future[None]) -> None:
+        """`leaving`: done when the client is gone (`client_gone`)."""
         reads = batches_of(self.response)
         try:
             await self._start()
@@ -71,33 +117,24 @@ class Relay:
             # while many requests start at once, each turn is long.
             if (batch := reads.take_held()) is not None:
                 await self._pass_on(batch)
-            await self._copy_until_the_client_leaves(reads, receive)
+            await self._copy_until_the_client_leaves(reads, leaving)
         finally:
             await reads.stop()
 
-    async def _copy_until_the_client_leaves(self, reads: Batches, receive: Receive) -> None:
-        copying = asyncio.ensure_future(self._copy(reads))
-        watching = asyncio.ensure_future(self._client_left(receive))
-        done, _ = await asyncio.wait({copying, watching}, return_when=asyncio.FIRST_COMPLETED)
-        if copying in done:
-            watching.cancel()
-            copying.result()
-            return
-        copying.cancel()
-        await asyncio.gather(copying, return_exceptions=True)
-        message = (
-            f"the client disconnected after {self.forwarded} bytes; "
-            "the proxy closed the upstream request"
-        )
-        self.outlet.put(Note(message))
-        self.outlet.put(ClientGone(message, self.elapsed()))
-
-    async def _client_left(self, receive: Receive) -> None:
-        """Returns when the client is gone (uvicorn also says so once the response is
-        complete, which `_copy` has then already seen)."""
-        await client_gone(receive)
-        if self.complete:
-            await asyncio.Event().wait()  # the response ended normally: wait to be cancelled
+    async def _copy_until_the_client_leaves(
+        self, reads: Batches, leaving: asyncio.Future[None]
+    ) -> None:
+        try:
+            # Once the response is complete, uvicorn says the client is gone.
+            with CutWhenTheClientLeaves(leaving, unless=lambda: self.complete):
+                await self._copy(reads)
+        except ClientLeft:
+            message = (
+                f"the client disconnected after {self.forwarded} bytes; "
+                "the proxy closed the upstream request"
+            )
+            self.outlet.put(Note(message))
+            self.outlet.put(ClientGone(message, self.elapsed()))
 
     async def _start(self) -> None:
         response = self.response
