@@ -14,11 +14,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.core.dialects.test_gemini import call, chunk, done, pieces
+from tests.core.dialects.test_gemini import call, chunk, done, partial_args_streams, pieces
 from tests.core.test_compact import OBJECTS, VALUES, json_compact
 from tests.helpers.sse import sse
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.dialects import base as base_module
+from toolstream_tui.core.dialects import gemini as gemini_module
 from toolstream_tui.core.fields import FieldClock, FieldScanner, write_object
 from toolstream_tui.core.pieces import TextPieces
 from toolstream_tui.core.state import StreamState
@@ -186,3 +187,46 @@ def test_text_appended_to_a_written_object_is_parsed_with_it() -> None:
     state.finish("STOP", "finishReason")
     assert slot.parsed and slot.arguments is None
     assert slot.error is not None and slot.error.startswith("invalid JSON arguments: Extra data")
+
+
+# -- the final word: Vertex AI's arguments, assembled from their pieces ---------------
+
+
+def vertex_report(body: bytes) -> dict[str, Any]:
+    session = StreamSession("test", live=False)
+    session.open(200, "text/event-stream")
+    session.feed(body, 0.5)
+    session.close(1.0)
+    return build_report(session.state)
+
+
+@settings(max_examples=100, deadline=None)
+@given(partial_args_streams(), st.booleans())
+def test_a_final_word_written_from_its_object_reports_as_when_parsed(
+    case: tuple[bytes, dict[str, Any], list[str]], late: bool
+) -> None:
+    """The parse at the finish takes the object the final word was written from; a
+    fragment after the finish (parsed again at the end) changes nothing to that."""
+    body = case[0]
+    if late:
+        body += sse(json.dumps(chunk(call("late", {"x": 1}))))
+    short = vertex_report(body)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gemini_module.ArgumentTree, "written", text_without_object)
+        assert vertex_report(body) == short
+
+
+def text_without_object(tree: gemini_module.ArgumentTree) -> tuple[str, None]:
+    """The final word alone: parsed at the finish, the general way."""
+    return gemini_module.compact_json(gemini_module._plain(tree.root)), None
+
+
+def test_a_final_word_restated_otherwise_is_parsed() -> None:
+    state = StreamState("test", "gemini")
+    slot = state.start_call(0, None, "f", 0.0)
+    state.append_fragment(slot, "$.a = 1\n", 1, 0.0)
+    slot.restate('{"a":1}', {"a": 1})
+    assert slot.final_written is not None
+    slot.final_raw = '{"a":2}'  # a final word set without its object
+    state.finish("STOP", "finishReason")
+    assert slot.arguments == {"a": 2}

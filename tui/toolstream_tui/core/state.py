@@ -75,6 +75,7 @@ class CallSlot(Record):
         "error",
         "error_position",
         "final_raw",
+        "final_written",
         "id_event",
         "index",
         "item_id",
@@ -113,6 +114,7 @@ class CallSlot(Record):
         name_event: int | None = None,
         settled_event: int | None = None,
         written: WrittenObject | None = None,
+        final_written: tuple[str, Any] | None = None,
     ) -> None:
         self.index = index
         self.call_id = call_id
@@ -140,6 +142,8 @@ class CallSlot(Record):
         # The arguments' first fragment, when it was an object written whole (see
         # `StreamState.append_written`)
         self.written = written
+        # The final word and the object it was written from (see `restate`)
+        self.final_written = final_written
         self._fields: FieldClock | None = None
 
     @property
@@ -218,11 +222,25 @@ class CallSlot(Record):
             self.error = f"invalid JSON arguments: {exc}"
             self.error_position = getattr(exc, "pos", None)
 
+    def restate(self, text: str, written_from: Any = None) -> None:
+        """The server's final word on the arguments (`final_raw`). `written_from`: the
+        object `text` was written from, where parsing `text` gives that object back,
+        equal and of the same types: the parse at the finish takes it."""
+        self.final_raw = text
+        self.final_written = None if written_from is None else (text, written_from)
+
     def _parsed_as_written(self) -> bool:
-        """Arguments that are still only the object they were written from: parsing
-        their text gives that object (`WrittenObject.exact`), so it is the parse."""
+        """Arguments whose text is still the one written from an object (the final
+        word, see `restate`; or, without one, the buffer's only fragment, where
+        `WrittenObject.exact`): parsing it gives that object, so it is the parse."""
+        if self.final_raw is not None:
+            final = self.final_written
+            if final is None or final[0] is not self.final_raw:  # restated otherwise since
+                return False
+            self.arguments = final[1]
+            return True
         written = self.written
-        if written is None or not written.exact or self.final_raw is not None:
+        if written is None or not written.exact:
             return False
         if len(self.pieces) != 1:
             return False

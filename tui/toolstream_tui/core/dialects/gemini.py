@@ -24,6 +24,7 @@ from typing import Any
 from ..events import Channel
 from ..sse import SSEEvent
 from ..state import CallSlot, StreamState
+from ..strict_json import compact_from_orjson
 from .base import Dialect, as_dict, as_int, as_list, as_text, compact_json, excerpt
 
 # A string as compact_json writes it: the C function JSONEncoder(ensure_ascii=False).encode
@@ -300,7 +301,15 @@ class ArgumentTree:
                     self._find_gaps(child, path + step, found)
 
     def text(self) -> str:
-        return compact_json(_plain(self.root))
+        return self.written()[0]
+
+    def written(self) -> tuple[str, dict[str, Any] | None]:
+        """The arguments' text, and the object it was written from where parsing the
+        text gives that object back: where orjson wrote it (no integer past 64 bits,
+        no surrogate, nothing nested past 255; the values were decoded strictly)."""
+        value = _plain(self.root)
+        text = compact_from_orjson(value)
+        return (compact_json(value), None) if text is None else (text, value)
 
 
 def _other(node: ObjectNode | ArrayNode) -> ObjectNode | ArrayNode:
@@ -617,4 +626,4 @@ class GeminiDialect(Dialect):
                 "unexpected-shape", lane, f"{path} skips an index; its elements are listed in order"
             )
         if streamed.slot.fragment_count:
-            streamed.slot.final_raw = streamed.tree.text()
+            streamed.slot.restate(*streamed.tree.written())
