@@ -35,7 +35,7 @@ from toolstream_stubs.faults import cut_offset
 from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy.config import WATCH_BUFFER_BYTES, ProxyConfig, is_loopback, parse_upstream
-from toolstream_tui.proxy.forwarder import WATCHER_GONE, ForwardingAsgiApp
+from toolstream_tui.proxy.forwarder import TARGETS_KEPT, WATCHER_GONE, ForwardingAsgiApp
 from toolstream_tui.proxy.http_rules import HOP_BY_HOP
 from toolstream_tui.proxy.pipe import (
     BATCH_BYTES,
@@ -56,6 +56,7 @@ from toolstream_tui.proxy.relay import (
     Relay,
     UpstreamReads,
     client_gone,
+    joined_headers,
 )
 from toolstream_tui.proxy.requests import NOT_JSON, Change, RequestList, RequestRecord, model_of
 from toolstream_tui.proxy.server import ProxiedResponse, bind
@@ -913,6 +914,37 @@ class PiecesBody(httpx.AsyncByteStream):
             yield piece
         if self.error is not None:
             raise self.error
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [],
+        [(b"Content-Type", b"text/event-stream"), (b"X-A", b"1"), (b"x-a", b"2"), (b"X-B", b"")],
+        [(b"set-cookie", b"a=1"), (b"Set-Cookie", b"b=2"), (b"set-cookie", b"c=3")],
+        [(b"x-name", "caf\u00e9".encode()), (b"x-other", b"plain")],  # read as UTF-8
+        [(b"x-name", b"caf\xe9"), (b"X-Name", b"again")],  # read as latin-1
+    ],
+)
+def test_a_response_head_keeps_the_headers_as_dict_of_them_gives_them(
+    raw: list[tuple[bytes, bytes]],
+) -> None:
+    headers = httpx.Headers(raw)
+    assert joined_headers(headers) == dict(headers)
+    assert list(joined_headers(headers)) == list(dict(headers))
+
+
+def test_a_target_asked_for_again_is_the_same_url() -> None:
+    app = ForwardingAsgiApp(
+        ProxyConfig("http://upstream.test/base"), httpx.MockTransport(lambda _: None), print
+    )
+    for _ in range(2):
+        assert app._target("/v1/x?a=%20b c") == httpx.URL("http://upstream.test/base/v1/x?a=%20b c")
+        assert app._target("http://other.test/v1/x") is None
+        assert app._target("*") is None
+    for n in range(TARGETS_KEPT + 1):  # past what is kept, each is parsed again
+        assert app._target(f"/v1/{n}") == httpx.URL(f"http://upstream.test/base/v1/{n}")
+    assert app._target("/v1/0") == httpx.URL("http://upstream.test/base/v1/0")
 
 
 async def test_the_client_leaving_cuts_only_what_waits_inside_the_block() -> None:

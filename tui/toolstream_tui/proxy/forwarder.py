@@ -65,6 +65,7 @@ MAX_CONNECTIONS = 4096  # past this, new connections get uvicorn's 503
 FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
 STOP_POLL_S = 0.05  # how soon the main thread sees a signal or the watcher gone
 SETUP_SLICE_S = 0.002  # of each pass of the loop, what starting requests may take
+TARGETS_KEPT = 256  # upstream URLs parsed, for the requests that ask for the same again
 DELIBERATE_CUT = "ASGI callable returned without completing response."
 DRAIN_OVER = "timeout graceful shutdown exceeded"
 # What uvicorn says of an upgrade it will not make; the proxy's 501 says it to the client.
@@ -107,6 +108,7 @@ class ForwardingAsgiApp:
             pool=None,
         ).as_dict()
         self._feed = feed
+        self._targets: dict[str, httpx.URL | None] = {}
         self._ids = itertools.count(1)
         # Many requests at once (an agent's parallel calls) each cost far more to
         # start than a chunk costs to forward: they take turns, so that the chunks
@@ -218,7 +220,18 @@ class ForwardingAsgiApp:
 
     def _target(self, path: str) -> httpx.URL | None:
         """The upstream URL for a request target, or None unless it is a plain path
-        (an absolute-form or authority-form target would name another host)."""
+        (an absolute-form or authority-form target would name another host). Kept
+        for the requests to the same target: parsing it was a sixth of the
+        forwarder's own work on a request, and an agent asks for one path again and
+        again."""
+        if path in self._targets:
+            return self._targets[path]
+        if len(self._targets) >= TARGETS_KEPT:
+            self._targets.clear()
+        target = self._targets[path] = self._parsed_target(path)
+        return target
+
+    def _parsed_target(self, path: str) -> httpx.URL | None:
         if not path.startswith("/"):
             return None
         try:

@@ -142,12 +142,13 @@ class Relay:
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in response.headers.raw
         ]
+        shown = joined_headers(response.headers)
         self.outlet.put(
             ResponseHead(
                 status=response.status_code,
-                content_type=response.headers.get("content-type", ""),
+                content_type=shown.get("content-type", ""),
                 reason=response.reason_phrase,
-                headers=dict(response.headers),
+                headers=shown,
                 t=self.elapsed(),
             )
         )
@@ -192,6 +193,15 @@ class Relay:
         return redactor.text(
             describe_transport_error(exc, HttpRequest(url=self.exchange.url, timeout=0))
         )
+
+
+def joined_headers(headers: httpx.Headers) -> dict[str, str]:
+    """dict(headers), in one pass: each name, lowercased, once, with its values
+    joined by ", " (dict() looks each name up again, through every header)."""
+    joined: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        joined[name] = f"{joined[name]}, {value}" if name in joined else value
+    return joined
 
 
 class Batches(Protocol):
