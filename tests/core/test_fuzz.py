@@ -42,6 +42,7 @@ CONTENT_TYPES = ["text/event-stream", "application/json", "text/plain", ""]
 STATUSES = [200, 401, 500]
 ENDINGS = ["close", "interrupt", "fail"]
 STATUS_VALUES = {"finished", "truncated", "error"}
+REPLACEMENT = "\ufffd"  # what undecodable bytes read as
 pytestmark = pytest.mark.slow  # thousands of generated streams
 SCENARIOS = [info.name for info in list_scenarios()]
 
@@ -231,8 +232,12 @@ def check(
         check_lines(body, events, report)
     elif session.mode == "eventstream" and status < 400:
         assert state.events == session.decoder.dispatched
-        text = body.decode("utf-8", errors="replace")
-        assert all(event.data in text for event in events if isinstance(event, WireEvent))
+        # A broken frame's bytes may be cut inside a character, which the whole body's
+        # decoding reads on: only the characters both decodings agree on are compared.
+        text = body.decode("utf-8", errors="replace").replace(REPLACEMENT, "")
+        for event in events:
+            if isinstance(event, WireEvent):
+                assert event.data.replace(REPLACEMENT, "") in text, "an event's bytes changed"
     else:
         assert state.events == 0
 
