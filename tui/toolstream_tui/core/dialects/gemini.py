@@ -16,7 +16,6 @@ call's final word (`final_raw`).
 from __future__ import annotations
 
 import json
-import json.encoder
 import re
 from functools import cache
 from typing import Any
@@ -27,9 +26,7 @@ from ..state import CallSlot, StreamState
 from ..strict_json import compact_from_orjson
 from .base import Dialect, as_dict, as_int, as_list, as_text, compact_json, excerpt
 
-# A string as compact_json writes it: the C function JSONEncoder(ensure_ascii=False).encode
-# calls for a string, without that method's Python frame (once per Vertex AI piece)
-_json_string = json.encoder.encode_basestring
+_json_string = json.JSONEncoder(ensure_ascii=False).encode  # a string: as compact_json
 
 # finishReasons that say the model's calls were broken or not allowed.
 MALFORMED_CALL_REASONS = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
