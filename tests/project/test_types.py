@@ -1,5 +1,6 @@
-"""The core is type-checked strictly (mypy, configured in pyproject.toml), so a
-`# type: ignore` there is checked too: one that no longer silences anything fails."""
+"""The package and the stub server are type-checked, the core strictly (mypy,
+configured in pyproject.toml); a `# type: ignore` that no longer silences anything
+fails."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def mypy(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, check=False)
 
 
-def test_the_core_type_checks_strictly(tmp_path: Path) -> None:
+def test_the_package_type_checks_and_the_core_strictly(tmp_path: Path) -> None:
     result = mypy(cache=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Success: no issues found" in result.stdout

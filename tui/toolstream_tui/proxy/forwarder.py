@@ -568,7 +568,12 @@ class Forwarder:
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, lambda number, _frame: signals.append(number))
         watcher_gone = threading.Event()
-        threading.Thread(target=lambda: (wait_for_eof(0), watcher_gone.set()), daemon=True).start()
+
+        def until_the_watcher_goes() -> None:
+            wait_for_eof(0)
+            watcher_gone.set()
+
+        threading.Thread(target=until_the_watcher_goes, daemon=True).start()
         serving = threading.Thread(target=self._serve_on_uvloop, daemon=True)
         serving.start()
         while serving.is_alive() and not signals and not watcher_gone.is_set():
