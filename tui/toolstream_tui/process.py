@@ -24,7 +24,10 @@ def collect_garbage_rarely() -> None:
     key waits behind; at 5,000 they take under 10 ms and no more in all. The
     middle one every 10 young ones, for the same reason: the frames of a screen
     that answers keys leave Textual's strips and caches in cycles, and every 50,
-    each collection of them took 45-100 ms; every 10, 11-18 ms."""
+    each collection of them took 45-100 ms; every 10, 11-18 ms. A headless report
+    collects as rarely: its stream's events allocate the same and leave no cycles
+    (on the bench's Vertex AI stream, 37k events: 9M instructions fewer of
+    3,018M, peak RSS unchanged)."""
     gc.set_threshold(5_000, 10, 1000)
 
 

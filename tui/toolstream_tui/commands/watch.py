@@ -478,6 +478,7 @@ def watch(args: argparse.Namespace) -> int:
             print(f"{PROG}: {otlp.summary()}", file=sys.stderr)
         return code
     source = cast("Source", source)  # a capture's list of streams was watched above
+    collect_garbage_rarely()  # a report's stream and the app's Textual: see its docstring
     if args.headless:
         return report_headless(
             source,
@@ -493,7 +494,6 @@ def watch(args: argparse.Namespace) -> int:
         from ..sources.early import EarlySource
 
         source = EarlySource(source)
-    collect_garbage_rarely()  # from here: loading Textual allocates much, frees little
     from ..app import run_app  # Textual loads only for the UI
 
     exit_now(run_app(source, watch_options(args, otlp)))
