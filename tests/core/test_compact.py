@@ -4,6 +4,7 @@ written by json; strings that look like those floats are left alone."""
 
 from __future__ import annotations
 
+import enum
 import json
 from typing import Any
 
@@ -51,3 +52,16 @@ def test_compact_text_is_jsons(value: Any) -> None:
 def test_what_orjson_refuses_is_written_by_json() -> None:
     for value in ([2**70, 1e-7], ["\ud83d", 1e-7], {1: 2e-7}, [[[[]]]] * 2):
         assert compact(value) == json_compact(value)
+
+
+def test_scalars_are_spelled_as_json_spells_them() -> None:
+    """Numbers, true, false and null are written without json's encoder: the same
+    text, bool never as an int, non-finite floats and int subclasses left to json."""
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    values = [0, -1, 2**64, -(2**70), True, False, None, 0.1, -0.0, 1e-7, 1.5e-5, 5e-324]
+    values += [1e16, 1e300, float("nan"), float("inf"), -float("inf"), Level.HIGH]
+    for value in values:
+        assert compact(value) == json_compact(value), value

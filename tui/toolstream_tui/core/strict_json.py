@@ -175,8 +175,26 @@ def compact(value: Any) -> str:
     raises, for a value decoded here (plain JSON values; no NaN or Infinity, which
     orjson writes as null): orjson writes a list or dict several times faster, and
     what it writes otherwise (floats below 1e-4) is rewritten; what it refuses goes
-    to json."""
-    return compact_from_orjson(value) or _COMPACT.encode(value)
+    to json. A number, true, false or null is spelled here as json spells it."""
+    if type(value) is dict or type(value) is list:
+        return compact_from_orjson(value) or _COMPACT.encode(value)
+    return _scalar_text(value) or _COMPACT.encode(value)
+
+
+def _scalar_text(value: Any) -> str | None:
+    """json's text of an int, a finite float, true, false or null; None for anything
+    else. json's encoder writes a scalar by making its iterator for the one value
+    (about 1.7 us a value; Vertex AI sends a number or bool piece by piece)."""
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)  # past sys's digit limit it raises, as json does
+    if kind is float:
+        return float.__repr__(value) if math.isfinite(value) else None
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    return None
 
 
 def compact_from_orjson(value: Any) -> str | None:
