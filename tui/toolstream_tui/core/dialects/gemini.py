@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
+from types import UnionType
 from typing import Any
 
 from ..events import Channel
@@ -50,6 +51,11 @@ BLOCKED_REASONS = frozenset(
 # What a GenerateContentResponse carries: a chunk with none of these is not one.
 RESPONSE_KEYS = frozenset({"candidates", "promptFeedback", "usageMetadata"})
 VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+VALUE_TYPES: dict[str, type | UnionType] = {
+    "stringValue": str,
+    "numberValue": int | float,
+    "boolValue": bool,
+}
 MAX_PATH_DEPTH = 256  # deeper paths are not assembled (the value is kept as a fragment)
 
 
@@ -324,7 +330,7 @@ def _value_of(piece: dict[str, Any]) -> tuple[Any, tuple[str, str] | None] | str
         return "a piece with no value"
     key = present[0]
     value = None if key == "nullValue" else piece[key]
-    expected = {"stringValue": str, "numberValue": int | float, "boolValue": bool}.get(key)
+    expected = VALUE_TYPES.get(key)
     if expected is not None and (
         not isinstance(value, expected) or (key == "numberValue" and isinstance(value, bool))
     ):
