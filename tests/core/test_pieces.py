@@ -48,3 +48,34 @@ def test_pieces_answer_as_the_list_of_them_would(
     upto = [text for text, event, _ in model if event <= asked]
     assert pieces.count_upto(asked) == len(upto)
     assert pieces.length_upto(asked) == len("".join(upto))
+
+
+SURROGATES = range(0xD800, 0xE000)
+# Surrogates, and characters whose UTF-8 also begins with 0xED (U+D000 to U+D7FF).
+NEAR_SURROGATES = st.sampled_from(["\ud7ff", "\ud000", "\ud83d", "\udfff", "\ue000", "한"])
+
+
+@given(st.lists(TEXTS | NEAR_SURROGATES, max_size=20), st.data())
+def test_no_surrogates_is_said_only_of_text_without_any(
+    texts: list[str], data: st.DataObject
+) -> None:
+    """`surely_no_surrogates` is never True of text holding one, before the whole is
+    read, after, and after more pieces; and it is True of text without 0xED bytes."""
+    pieces = TextPieces()
+    read_whole_at = data.draw(st.integers(min_value=0, max_value=len(texts)))
+    for number, text in enumerate(texts):
+        if number == read_whole_at:
+            pieces.text()
+            _check_surrogates_said(pieces)
+        pieces.append(text, number, 0.0)
+        _check_surrogates_said(pieces)
+    pieces.text()
+    _check_surrogates_said(pieces)
+
+
+def _check_surrogates_said(pieces: TextPieces) -> None:
+    whole = "".join(pieces.pieces())  # read without joining: the buffer stays
+    holds = any(ord(char) in SURROGATES for char in whole)
+    begins_ed = any(0xD000 <= ord(char) < 0xE000 for char in whole)
+    assert pieces.surely_no_surrogates() == (not begins_ed)
+    assert not (holds and pieces.surely_no_surrogates())

@@ -365,6 +365,24 @@ def test_half_a_utf16_pair_left_at_the_end_is_named(state: StreamState) -> None:
     assert "U+D83D at char 6" in state.anomalies[0].detail
 
 
+def test_arguments_are_looked_at_for_surrogates_whatever_their_bytes(state: StreamState) -> None:
+    """A pair cut between fragments is rejoined; Hangul (UTF-8 also beginning 0xED)
+    and emoji are left alone; a lone half spelled as an escape in ASCII text, which
+    no byte of the fragments shows, is still named."""
+    cut = state.start_call(0, None, "a", 0.0)
+    state.append_fragment(cut, '{"e": "\ud83d', 1, 0.0)
+    state.append_fragment(cut, '\ude00 한 🚀"}', 2, 0.0)
+    plain = state.start_call(1, None, "b", 0.0)
+    state.append_fragment(plain, '{"e": "한 🚀"}', 3, 0.0)
+    escaped = state.start_call(2, None, "c", 0.0)
+    state.append_fragment(escaped, '{"e": "\\ud83d"}', 4, 0.0)
+    state.finish("tool_calls", "finish_reason")
+    state.end()
+    assert cut.arguments_raw == '{"e": "😀 한 🚀"}' and cut.arguments == {"e": "😀 한 🚀"}
+    assert plain.arguments_raw == '{"e": "한 🚀"}'
+    assert [(a.kind, a.index) for a in state.anomalies] == [("lone-surrogate", 2)]
+
+
 # -- declared tools ------------------------------------------------------------------------
 
 TOOLS = (

@@ -89,6 +89,7 @@ class TextPieces:
         "_time_starts",
         "_time_values",
         "_whole",
+        "_whole_has_ed",
         "ends",
         "events",
         "length",
@@ -105,6 +106,7 @@ class TextPieces:
         self._buffer: bytearray | None = bytearray()
         self._block_starts = array("q")  # where each block of BLOCK pieces begins in it
         self._whole: str | None = None
+        self._whole_has_ed = False  # `_whole`'s UTF-8 held a byte 0xED (see `surely_no_surrogates`)
 
     def append(self, text: str, event: int, t: float) -> None:
         # Once per fragment of every call: kept to the fewest operations.
@@ -157,9 +159,18 @@ class TextPieces:
         (one copy of the text, not two)."""
         whole = self._whole
         if whole is None:
-            whole = self._whole = (self._buffer or bytearray()).decode(*UTF8)
+            buffer = self._buffer or bytearray()
+            self._whole_has_ed = b"\xed" in buffer
+            whole = self._whole = buffer.decode(*UTF8)
             self._buffer = None
         return whole
+
+    def surely_no_surrogates(self) -> bool:
+        """True when the text holds no UTF-16 surrogate, lone or paired, told from the
+        UTF-8 bytes without encoding the text again: a surrogate is kept as three bytes
+        beginning 0xED (as U+D000 to U+D7FF are), and most text has no such byte."""
+        buffer = self._buffer
+        return b"\xed" not in buffer if buffer is not None else not self._whole_has_ed
 
     def slice(self, start: int, end: int) -> str:
         """Characters `start` to `end` of the text."""

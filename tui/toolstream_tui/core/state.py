@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Iterable
 from typing import Any
 
 from .events import (
@@ -41,6 +42,7 @@ from .surrogates import (
     lone_places,
     may_decode_to_lone_surrogates,
     rejoin_pairs,
+    spells_surrogate_escape,
 )
 
 STALL_SECONDS = 1.0  # by default, a silence longer than this is a stall
@@ -157,7 +159,8 @@ class CallSlot(Record):
     @property
     def arguments_raw(self) -> str:
         """The fragments joined, with UTF-16 pairs cut between fragments rejoined."""
-        return rejoin_pairs(self.pieces.text())
+        text = self.pieces.text()
+        return text if self.pieces.surely_no_surrogates() else rejoin_pairs(text)
 
     def fragments(self) -> list[str]:
         """Every fragment as a string (one object each: for tests and small calls)."""
@@ -639,7 +642,7 @@ class StreamState(Record):
             }
             if slot.caller is not None:
                 texts |= {"caller": slot.caller.type, "caller tool id": slot.caller.tool_id}
-            if cannot_hold_surrogates(raw, *texts.values()):
+            if _cannot_hold_surrogates(slot.pieces, raw, texts.values()):
                 continue  # most calls, with one quick look each (a stream may hold 10,000)
             value = None  # the parsed arguments, walked only when they may hold one
             if not (slot.parsed and slot.error is None):
@@ -715,3 +718,12 @@ class StreamState(Record):
     def all_calls_valid(self) -> bool:
         """Every call parsed, and no declared schema rejected its arguments."""
         return self.all_calls_parsed and not any(slot.schema_errors for slot in self.calls.values())
+
+
+def _cannot_hold_surrogates(pieces: TextPieces, raw: str, texts: Iterable[str | None]) -> bool:
+    """`cannot_hold_surrogates(raw, *texts)` for a call's arguments `raw`, joined from
+    `pieces`: where their UTF-8 bytes tell that they hold no surrogate, the text is
+    not encoded again to find out."""
+    if pieces.surely_no_surrogates():
+        return not spells_surrogate_escape(raw) and cannot_hold_surrogates("", *texts)
+    return cannot_hold_surrogates(raw, *texts)
