@@ -582,6 +582,23 @@ def test_paths(path: str, segments: list[str | int] | None) -> None:
     assert parse_path(path) == segments
 
 
+PATH_PARTS = st.sampled_from(
+    [".", "[", "]", "'", '"', "\\", "$", "0", "7", "\u0663", "a", "é", " "]
+)
+
+
+@settings(max_examples=400)
+@given(st.lists(PATH_PARTS, max_size=14).map("".join))
+@example(".a]b[1]")
+@example("[1234567890123456789]")
+@example(".a[\u0663].b")
+def test_a_plain_path_is_cut_as_segment_by_segment(rest: str) -> None:
+    """`.key` and `[0]` paths, read in two calls, give what reading segment by segment
+    gives, for any text after the `$`."""
+    path = "$" + rest
+    assert parse_path(path) == gemini_module._parsed_segments(path)
+
+
 # -- hypothesis ---------------------------------------------------------------------------
 
 

@@ -99,11 +99,26 @@ def _is_gemini(payload: dict[str, Any]) -> bool:
 # -- partialArgs: assembling arguments from JSON paths ----------------------------------
 
 
+@cache
+def _plain_path_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A path of `.key` and `[0]` segments only (as Vertex AI writes them): whether a
+    path is one, and its segments, each found in one call."""
+    return re.compile(r"(?:\.[^.\[]+|\[\d{1,18}\])+"), re.compile(r"\.([^.\[]+)|\[(\d{1,18})\]")
+
+
 def parse_path(path: str) -> list[str | int] | None:
     """`$.a.b[0]` (or `$['a']["b"][0]`) as its segments; None when it is not a path
     below the root."""
     if not path.startswith("$"):
         return None
+    plain, segment = _plain_path_patterns()
+    if plain.fullmatch(path, 1):  # each key runs to the next `.` or `[`: one way to cut it
+        return [key or int(index) for key, index in segment.findall(path, 1)]
+    return _parsed_segments(path)
+
+
+def _parsed_segments(path: str) -> list[str | int] | None:
+    """`parse_path` segment by segment, for any path (quoted keys too)."""
     segments: list[str | int] = []
     position = 1
     segment_at = _segment_pattern().match
