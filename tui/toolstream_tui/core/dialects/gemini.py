@@ -424,25 +424,30 @@ class GeminiDialect(Dialect):
     def _took_pieces(self, payload: dict[str, Any]) -> bool:
         """Vertex AI's usual chunk, in fewer steps (once per piece): one candidate whose
         one part carries only the open call's next partialArgs (no text, name, args,
-        finish, feedback or error). Anything else goes the general way."""
+        finish, feedback or error). Anything else goes the general way. (The keys every
+        such chunk has are read by subscript, cheaper than `get`: without one, a chunk
+        raises KeyError here and goes the general way.)"""
         if self._streamed is None or "promptFeedback" in payload or "error" in payload:
             return False
-        candidates = payload.get("candidates")
-        if type(candidates) is not list or len(candidates) != 1:
+        try:
+            candidates = payload["candidates"]
+            if type(candidates) is not list or len(candidates) != 1:
+                return False
+            candidate = candidates[0]
+            if type(candidate) is not dict or candidate.get("finishReason") is not None:
+                return False
+            index, content = candidate.get("index", 0), candidate["content"]
+            if type(index) is not int or index != 0 or type(content) is not dict:
+                return False
+            parts = content["parts"]
+            if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
+                return False
+            call = parts[0]["functionCall"]
+            if "text" in parts[0] or type(call) is not dict:
+                return False
+            pieces = call["partialArgs"]
+        except KeyError:
             return False
-        candidate = candidates[0]
-        if type(candidate) is not dict or candidate.get("finishReason") is not None:
-            return False
-        index, content = candidate.get("index", 0), candidate.get("content")
-        if type(index) is not int or index != 0 or type(content) is not dict:
-            return False
-        parts = content.get("parts")
-        if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
-            return False
-        call = parts[0].get("functionCall")
-        if "text" in parts[0] or type(call) is not dict:
-            return False
-        pieces = call.get("partialArgs")
         if call.get("name") is not None or call.get("args") is not None or type(pieces) is not list:
             return False
         going_on = call.get("willContinue") is True
