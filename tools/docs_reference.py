@@ -134,16 +134,12 @@ def option_names(name: str) -> set[str]:
 # -- anomaly kinds, dialects, scenarios -----------------------------------------------------
 def kinds_by_dialect() -> dict[str, list[str]]:
     """Each anomaly kind and who names it: any stream, or the dialects that do."""
-    from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS, COMMON
-    from toolstream_tui.core.dialects.detect import DIALECTS
+    from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS, COMMON, dialects_naming
 
-    named: dict[str, list[str]] = {kind: [] for kind in sorted(ANOMALY_KINDS)}
-    for kind in COMMON:
-        named[kind].append("any stream")
-    for name, dialect in DIALECTS.items():
-        for kind in dialect.anomaly_kinds:
-            named[kind].append(f"`{name}`")
-    return named
+    return {
+        kind: ["any stream"] if kind in COMMON else [f"`{n}`" for n in dialects_naming(kind)]
+        for kind in sorted(ANOMALY_KINDS)
+    }
 
 
 def anomaly_kinds_reference() -> str:
@@ -154,13 +150,14 @@ def anomaly_kinds_reference() -> str:
 
 
 def dialects_reference() -> str:
+    from toolstream_tui.core.anomaly_kinds import own_kinds
     from toolstream_tui.core.dialects.detect import DIALECTS
 
     lines = ["| `--dialect` | tried | what it reads | kinds it names beyond any stream's |"]
     lines.append("|---|---|---|---|")
     for order, (name, dialect) in enumerate(DIALECTS.items(), start=1):
         summary = (importlib.import_module(dialect.__module__).__doc__ or "").split("\n\n")[0]
-        kinds = ", ".join(f"`{kind}`" for kind in sorted(dialect.anomaly_kinds)) or "none"
+        kinds = ", ".join(f"`{kind}`" for kind in sorted(own_kinds(name))) or "none"
         lines.append(f"| `{name}` | {order} | {' '.join(summary.split())} | {kinds} |")
     return "\n".join(lines)
 

@@ -52,6 +52,4 @@ def own_kinds(dialect: str) -> frozenset[str]:
 
 def dialects_naming(kind: str) -> tuple[str, ...]:
     """The dialects whose streams can show `kind` (all of them for a common kind)."""
-    return tuple(
-        sorted(name for name, dialect in DIALECTS.items() if kind in COMMON | dialect.anomaly_kinds)
-    )
+    return tuple(sorted(name for name in DIALECTS if kind in kinds_of(name)))
