@@ -9,7 +9,7 @@ import pytest
 
 import toolstream_stubs
 import toolstream_tui
-from tests.helpers.cli import CliRunner, run_cli
+from tests.helpers.cli import CliRunner, run_cli, run_in_process
 from toolstream_stubs import StubServer
 
 if TYPE_CHECKING:
@@ -35,6 +35,12 @@ def random_split_stub() -> Iterator[StubServer]:
 def cli() -> CliRunner:
     """Runs the installed `toolstream-tui` console script in a subprocess."""
     return run_cli
+
+
+@pytest.fixture
+def cli_in_process(capsys: pytest.CaptureFixture[str]) -> CliRunner:
+    """Runs the command's `main` in the test's process (see `run_in_process`)."""
+    return lambda *args: run_in_process(capsys, *args)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

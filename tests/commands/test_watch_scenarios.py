@@ -814,10 +814,10 @@ def test_every_scenario_has_an_expectation() -> None:
 
 @pytest.mark.parametrize("scenario", scenario_params(sorted(EXPECTED)))
 def test_scenario_report_over_http(
-    random_split_stub: StubServer, cli: CliRunner, scenario: str
+    random_split_stub: StubServer, cli_in_process: CliRunner, scenario: str
 ) -> None:
     expected = EXPECTED[scenario]
-    result = cli("--headless", "--url", random_split_stub.scenario_url(scenario))
+    result = cli_in_process("--headless", "--url", random_split_stub.scenario_url(scenario))
     report = json.loads(result.stdout)
 
     assert result.returncode == expected.exit, result.stderr

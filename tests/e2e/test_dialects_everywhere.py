@@ -53,26 +53,28 @@ def test_every_new_dialect_has_scenarios() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_live_recorded_and_replayed_read_as_the_scenario(
-    cli: CliRunner, stub: StubServer, tmp_path: Path, name: str
+    cli: CliRunner, cli_in_process: CliRunner, stub: StubServer, tmp_path: Path, name: str
 ) -> None:
+    """Live through the console script; the replays by the same `main` in process."""
     expected = said(scenario_report(name))
     recording = tmp_path / f"{name}.capture"
     live = headless(cli, "--url", stub.scenario_url(name), "--record", str(recording))
     assert said(live) == expected
-    assert said(headless(cli, "--replay", str(recording))) == expected
+    assert said(headless(cli_in_process, "--replay", str(recording))) == expected
     timing_path(recording).unlink()  # a bare capture: its framing told by its first bytes
-    bare = headless(cli, "--replay", str(recording))
+    bare = headless(cli_in_process, "--replay", str(recording))
     assert said(bare) == expected
     assert recording.read_bytes() == load_scenario(name).rendered
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_proxy_forwards_every_byte_and_watches_the_stream(stub: StubServer, name: str) -> None:
+def test_the_proxy_forwards_every_byte_and_watches_the_stream(
+    stub: StubServer, proxy: RunningProxy, name: str
+) -> None:
     scenario = load_scenario(name)
     path = stub.scenario_url(name).removeprefix(stub.base_url)
-    with RunningProxy(stub.base_url) as proxy:
-        response = httpx.post(proxy.url + path, content=b"{}", timeout=TIMEOUT_S)
-        [record] = proxy.finished(1)
+    response = httpx.post(proxy.url + path, content=b"{}", timeout=TIMEOUT_S)
+    [record] = proxy.finished(1)
     assert response.content == scenario.rendered
     assert response.headers["content-type"] == scenario.content_type
     assert said(record.summary()) == said(scenario_report(name))
@@ -80,7 +82,7 @@ def test_the_proxy_forwards_every_byte_and_watches_the_stream(stub: StubServer, 
 
 @pytest.mark.parametrize("prefix", ["gemini-", "bedrock-", "cohere-", "ollama-", "aisdk-"])
 def test_diff_reads_two_recordings_of_one_dialect(
-    cli: CliRunner, tmp_path: Path, prefix: str
+    cli_in_process: CliRunner, tmp_path: Path, prefix: str
 ) -> None:
     """One scenario recorded twice, cut into different writes, is identical; against
     another scenario of the same dialect it differs."""
@@ -89,10 +91,10 @@ def test_diff_reads_two_recordings_of_one_dialect(
     for seed, name in ((1, first), (2, first), (1, other)):
         path = tmp_path / f"{name}-{seed}.capture"
         with StubServer(name, split="random", seed=seed, speed=0) as server:
-            cli("--headless", "--url", server.url, "--record", str(path))
+            cli_in_process("--headless", "--url", server.url, "--record", str(path))
         recordings.append(str(path))
-    same = cli("diff", recordings[0], recordings[1], "--headless")
+    same = cli_in_process("diff", recordings[0], recordings[1], "--headless")
     assert same.returncode == 0, same.stderr
     assert json.loads(same.stdout)["identical"] is True
-    different = cli("diff", recordings[0], recordings[2], "--headless")
+    different = cli_in_process("diff", recordings[0], recordings[2], "--headless")
     assert different.returncode == 1, different.stderr

@@ -9,6 +9,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from toolstream_tui.cli import main
+
 
 def console_script(name: str) -> str:
     beside_python = Path(sys.executable).with_name(name)
@@ -31,3 +35,16 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
         env=env,
         check=False,
     )
+
+
+def run_in_process(
+    capsys: pytest.CaptureFixture[str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """The command's `main` in this process, its output captured as `run_cli`'s is:
+    the same code path from argv to the report, without starting an interpreter
+    (a tenth of a second a run). What only a process shows (its exit, its stdout's
+    encoding) is tested through `run_cli`."""
+    capsys.readouterr()  # what the test printed before is not the command's
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["toolstream-tui", *args], code, out, err)

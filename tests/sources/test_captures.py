@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.helpers.cli import run_in_process
 from tests.helpers.paths import DATA
 from tests.helpers.virtual_clock import run_on_virtual_clock
 from toolstream_stubs import StubServer
@@ -73,9 +74,8 @@ def capture(name: str) -> Any:
 
 
 def headless(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["--headless", "--speed", "0", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+    result = run_in_process(capsys, "--headless", "--speed", "0", *args)
+    return result.returncode, result.stdout, result.stderr
 
 
 def lines(out: str) -> list[dict[str, Any]]:
