@@ -45,10 +45,11 @@ def cli_in_process(capsys: pytest.CaptureFixture[str]) -> CliRunner:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers per core. A third of a worker's time goes to waiting
-    (on a terminal, a server, a subprocess, a paced stream), and a second worker
-    per core fills it: on 2 cores the suite took 307 s with 2 workers, 240-272 s
-    with 4, 272 s with 6 (the CPU time is the same; more workers only collect again)."""
+    """`-n auto`: two workers per core. Tests wait on terminals, servers,
+    subprocesses and paced streams: with one worker per core the 2 cores sat idle
+    a quarter of the run (475 CPU-seconds in 307 s), and a second worker per core
+    fills that: 240-272 s with 4 workers, 272 s with 6 (the same CPU time; more
+    workers only collect again)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return 2 * (cores or 1)
 
