@@ -45,10 +45,7 @@ def call_report(slot: CallSlot) -> dict[str, Any]:
     """`arguments_raw` is the text the arguments were parsed from; `arguments_streamed`,
     present only where it differs, the fragments as they arrived. `caller` and
     `started_in` are present only where the wire said them."""
-    # The fragments joined once: each join decodes the call's buffer and encodes the
-    # text again to look for surrogates to rejoin
-    streamed = slot.arguments_raw
-    parsed = streamed if slot.final_raw is None else slot.final_raw  # slot.parsed_raw
+    streamed, parsed = slot.raw_texts()
     return {
         "index": slot.index,
         "id": slot.call_id,

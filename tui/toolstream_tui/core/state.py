@@ -181,6 +181,12 @@ class CallSlot(Record):
         gave one (OpenAI Responses), else the fragments as they arrived."""
         return self.arguments_raw if self.final_raw is None else self.final_raw
 
+    def raw_texts(self) -> tuple[str, str]:
+        """`arguments_raw` and `parsed_raw` with the fragments joined once: each join
+        decodes the call's buffer and looks again for UTF-16 halves to rejoin."""
+        streamed = self.arguments_raw
+        return streamed, streamed if self.final_raw is None else self.final_raw
+
     def holds_complete_json(self) -> bool:
         """The arguments so far are a whole value; only whitespace is one too: at
         the finish it means `{}`, as nothing does."""
