@@ -378,6 +378,10 @@ class Marionette:
 LOADED_JS = "location.protocol === 'http:' && document.readyState === 'complete' || null"
 SHOW_NETWORK_JS = """import('./ui/legacy/legacy.js').then(
   (UI) => UI.ViewManager.ViewManager.instance().showView('network')).then(() => true)"""
+# How many of the requests to the stub's scenarios the panel's log holds, finished.
+LOGGED_JS = """import('./models/logs/logs.js').then((Logs) =>
+  Logs.NetworkLog.NetworkLog.instance().requests().filter(
+    (request) => request.finished && request.url().includes('/scenarios/')).length)"""
 # The panel's "Save all as HAR (with sensitive data)": its own exportAll, which
 # writes through the embedder's save/append/close; those are answered here with the
 # events the embedder sends, so the HAR comes back instead of going to a Save dialog.
@@ -427,6 +431,10 @@ def devtools_har(stub: StubServer, out: Path, names: tuple[str, ...] = BROWSER_M
                     page.evaluate(f"({FETCH_JS})({json.dumps(arguments)})")
                 source = json.dumps(stub.scenario_url("anthropic-parallel"))
                 page.evaluate(f"({EVENT_SOURCE_JS})({source})")
+                # The frontend takes the page's network events in its own time: on a
+                # busy machine it had not logged the fetch()es yet when asked to save.
+                made = len(names) + 1
+                retried(lambda: devtools.evaluate(LOGGED_JS) >= made or None)
                 out.write_text(devtools.evaluate(SAVE_ALL_AS_HAR_JS))
         finally:
             process.terminate()
