@@ -39,6 +39,7 @@ from toolstream_tui.proxy.forwarder import TARGETS_KEPT, WATCHER_GONE, Forwardin
 from toolstream_tui.proxy.http_rules import HOP_BY_HOP
 from toolstream_tui.proxy.pipe import (
     BATCH_BYTES,
+    BATCH_S,
     KINDS,
     ClientGone,
     Exchange,
@@ -860,7 +861,14 @@ class RecordedWrites:
         return 0  # what a paused pipe holds is the feed's own
 
 
-async def test_the_tap_writes_the_frames_of_several_loop_turns_at_once() -> None:
+async def test_the_tap_writes_the_frames_of_several_loop_turns_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loop's clock stands still over the reads (on a loaded machine three turns
+    of the loop can outlast the batch's time), then moves past the batch's time."""
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    monkeypatch.setattr(loop, "time", lambda: now)
     feed = PipeFeed(WATCH_BUFFER_BYTES)
     recorded = RecordedWrites()
     feed.transport = recorded  # type: ignore[assignment]
@@ -868,6 +876,8 @@ async def test_the_tap_writes_the_frames_of_several_loop_turns_at_once() -> None
     for chunk in chunks:
         feed.put(7, chunk)
         await asyncio.sleep(0)  # a turn of the loop: each chunk as its own read
+    assert recorded.writes == []
+    monkeypatch.setattr(loop, "time", lambda: now + BATCH_S)
     await recorded.written
     assert recorded.writes == [b"".join(frame(7, chunk) for chunk in chunks)]
 
