@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .terminal import Frame
 
 STATUS_ROW = 0
-ASSISTANT_FIRST_ROW = 2  # under the status bar and the boxes' top border
+ASSISTANT_FIRST_ROW = 3  # under the status bar, the scrub bar and the boxes' top border
 STATE = re.compile(r"^ ?(connecting|streaming|finished|truncated|error)\b")
 EVENTS = re.compile(r" · (\d+) events\b| at event ([\d,]+) of ")
 PAUSED = " PAUSED "

@@ -318,6 +318,40 @@ async def test_a_click_on_the_scrub_bar_moves_the_cursor_there(app_stub: StubSer
         assert abs(screen.cursor - last / 2) <= last / width + 1
 
 
+async def test_the_scrub_bar_is_there_live_and_a_click_on_it_pauses_there(
+    app_stub: StubServer,
+) -> None:
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await asyncio.wait_for(app.settled_event.wait(), 30)
+        screen = app.stream
+        assert not screen.paused and screen.scrub_bar.display
+        assert screen.scrub_bar.region.y == screen.status_bar.region.bottom
+        await pilot.click("#scrub", offset=(1, 0))
+        assert screen.paused and screen.cursor == 0
+
+
+def layout(screen: StreamScreen) -> list[tuple[str, Any]]:
+    """Where each widget of the stream screen is."""
+    return [(str(widget), widget.region) for widget in screen.query("*")]
+
+
+async def test_pause_and_resume_leave_every_widget_where_it_was(app_stub: StubServer) -> None:
+    """Space changes what is drawn, never the layout: a layout change redraws the
+    whole screen, a cost the key would pay before its frame."""
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await asyncio.wait_for(app.settled_event.wait(), 30)
+        screen = app.stream
+        live = layout(screen)
+        await pilot.press("space")
+        await pilot.pause()
+        assert screen.paused and layout(screen) == live
+        await pilot.press("space")
+        await pilot.pause()
+        assert not screen.paused and layout(screen) == live
+
+
 def state_end(screen: StreamScreen) -> int:
     state = screen.watched.state
     return state.end_event or state.events

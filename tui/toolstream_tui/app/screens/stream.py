@@ -250,7 +250,6 @@ class StreamScreen(Screen[None]):
         self.scrub_bar = ScrubBar(
             lambda width: scrub_view(self.watched.state, self.cursor, width), id="scrub"
         )
-        self.scrub_bar.display = self.paused
         self._going_to = watch.options.start_at  # --at, End: the event to stop at once it arrives
         self._jumps_uncollected = 0
         self._last_jump_at = 0.0
@@ -365,10 +364,7 @@ class StreamScreen(Screen[None]):
             )
         )
         self.text_pane.show(upto, seconds, over)
-        if self.scrub_bar.display != self.paused:
-            self.scrub_bar.display = self.paused
-        if self.paused:
-            self.scrub_bar.redraw()
+        self.scrub_bar.redraw()
         indexes = counts.started
         if self.selected not in indexes:
             self.selected = indexes[0] if indexes else None
