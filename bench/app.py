@@ -33,7 +33,7 @@ import toolstream_tui
 
 from . import markers, minimal_app, report
 from .files import DEFAULT_CACHE, StreamFile, StreamSpec, paced, stream_file
-from .goals import BIG_1M, BIG_10M, CALLS, KEY_PRESSES, PARALLEL
+from .goals import BIG_1M, BIG_10M, CALLS, KEY_PRESSES, KEY_PRESSES_MANY_CALLS, PARALLEL
 from .processes import (
     AppExited,
     Watch,
@@ -63,7 +63,8 @@ class Plan:
     many_calls: StreamSpec  # its keys are measured too
     tiny: StreamSpec  # headless startup
     rounds: int
-    presses: int  # per key and phase, at least
+    presses: int  # per key and phase on the keys' stream, at least
+    many_calls_presses: int  # per key on the many calls' stream, at least
     paced_seconds: float  # the paced replay streams this long
     press_timeout: float  # a key with no effect after this long is unanswered
     phase_cap: float  # seconds of key presses per phase at most
@@ -87,9 +88,10 @@ FULL = Plan(
     tiny=TINY,
     rounds=3,
     presses=KEY_PRESSES,
+    many_calls_presses=KEY_PRESSES_MANY_CALLS,
     paced_seconds=30,
     press_timeout=20.0,
-    phase_cap=420,
+    phase_cap=900,  # at `--speed 0` a launch gives each key about two presses
     keys_during_stream_only=True,
 )
 # The same names, much smaller: a lane per call costs the app most, so few calls.
@@ -108,6 +110,7 @@ QUICK = Plan(
     tiny=TINY,
     rounds=1,
     presses=1,
+    many_calls_presses=1,
     paced_seconds=1,
     press_timeout=10.0,
     phase_cap=120,
@@ -166,7 +169,7 @@ def plan_for(args: argparse.Namespace) -> Plan:
     if args.rounds:
         changes["rounds"] = args.rounds
     if args.presses:
-        changes["presses"] = args.presses
+        changes["presses"] = changes["many_calls_presses"] = args.presses
     return replace(plan, **changes)
 
 
@@ -422,6 +425,8 @@ class Press:
 class KeyPhase:
     name: str
     argv: list[str]
+    wanted_presses: int  # per key
+    after_end: bool = False  # keys pressed once the stream has finished, `t` among them
     presses: list[Press] = field(default_factory=list)
     launches: int = 0
     dropped: set[str] = field(default_factory=set)
@@ -440,11 +445,17 @@ class KeyPhase:
             count += 1
         return count
 
-    def wanted(self, plan: Plan) -> list[markers.KeyCase]:
+    @property
+    def cases(self) -> tuple[markers.KeyCase, ...]:
+        """The keys this phase presses: while the stream is on, not `t` (no lane is
+        parsed before the finish)."""
+        return markers.KEYS if self.after_end else markers.STREAMING_KEYS
+
+    def wanted(self) -> list[markers.KeyCase]:
         return [
             case
-            for case in markers.KEYS
-            if case.name not in self.dropped and self.answered(case.name) < plan.presses
+            for case in self.cases
+            if case.name not in self.dropped and self.answered(case.name) < self.wanted_presses
         ]
 
 
@@ -454,12 +465,13 @@ def key_phase(run: Run, phase: KeyPhase) -> None:
     plan, rng = run.plan, random.Random(run.args.seed)
     deadline = time.perf_counter() + plan.phase_cap
     with run.timing("keys", run.args.poll_keys):
-        while phase.wanted(plan) and not phase.capped:
+        while phase.wanted() and not phase.capped:
             phase.launches += 1
             start = time.perf_counter()
             process = run.terminal.launch(phase.argv)
             try:
-                if run.watch.until(process, markers.lane_in_view, LAUNCH_TIMEOUT) is None:
+                ready = finished_with_lanes if phase.after_end else markers.lane_in_view
+                if run.watch.until(process, ready, LAUNCH_TIMEOUT) is None:
                     phase.note = f"no lane on screen {LAUNCH_TIMEOUT:.0f} s after launch"
                     break
                 if not press_keys(run, phase, process, start, rng, deadline):
@@ -487,6 +499,10 @@ def key_phase(run: Run, phase: KeyPhase) -> None:
     run.figures[f"keys.{phase.name}"] = key_figures(phase, plan)
 
 
+def finished_with_lanes(frame: Frame) -> bool:
+    return markers.finished(frame) and markers.lane_in_view(frame)
+
+
 def press_keys(
     run: Run,
     phase: KeyPhase,
@@ -499,16 +515,17 @@ def press_keys(
     each has its presses or the stream is over; False when no key could be pressed
     at all on this screen."""
     plan = run.plan
-    while time.perf_counter() < deadline and phase.wanted(plan):
+    stop_at_end = plan.keys_during_stream_only and not phase.after_end
+    while time.perf_counter() < deadline and phase.wanted():
         pressed = False
-        for case in markers.KEYS:  # in order: close follows open, resume follows pause
+        for case in phase.cases:  # in order: close follows open, resume follows pause
             if case.name in phase.dropped:
                 continue
             time.sleep(rng.uniform(*PRESS_GAP))
             before = run.watch.frame(process)
             if process.gone():
                 raise AppExited(screen_summary(before))
-            if plan.keys_during_stream_only and markers.ended(before):
+            if stop_at_end and markers.ended(before):
                 return True
             if not case.ready(before):
                 continue
@@ -555,7 +572,7 @@ def key_figures(phase: KeyPhase, plan: Plan) -> dict[str, Any]:
     figures["ambiguous"] = len(phase.presses) - len(counted)
     figures["after_end"] = sum(1 for p in counted if p.ended)
     figures["per_key"] = {}
-    for case in markers.KEYS:
+    for case in phase.cases:
         own = [p for p in counted if p.key == case.name]
         values = [p.latency * 1000 for p in own if p.latency is not None]
         entry = summary(values)
@@ -586,6 +603,11 @@ def startup(run: Run) -> None:
     run.figures["startup.app"] = summary([frame.seconds for frame in shown])
     run.figures["startup.headless"] = summary(headless)
     run.figures["startup.minimal_textual_app"] = summary([frame.seconds for frame in floor])
+    # Each round launches the two in turn: the difference within a round is the
+    # steadier figure on a machine whose speed drifts.
+    run.figures["startup.over_minimal"] = summary(
+        [app.seconds - minimal.seconds for app, minimal in zip(shown, floor, strict=True)]
+    )
     # The CPU each had used by then: on a busy machine, steadier than the seconds.
     run.figures["startup.app_cpu"] = summary([frame.cpu for frame in shown])
     run.figures["startup.minimal_textual_app_cpu"] = summary([frame.cpu for frame in floor])
@@ -811,10 +833,12 @@ def measure(run: Run, parts: set[str]) -> None:
     if "keys" in parts:
         keys = run.file(plan.keys_stream)
         many = run.file(plan.many_calls)
+        paced_keys = replay_argv(paced(keys, plan.paced_seconds), speed=1)
         phases = (
-            KeyPhase("speed-0", replay_argv(keys.path)),
-            KeyPhase("paced", replay_argv(paced(keys, plan.paced_seconds), speed=1)),
-            KeyPhase("calls-10k", replay_argv(many.path)),
+            KeyPhase("speed-0", replay_argv(keys.path), plan.presses),
+            KeyPhase("paced", paced_keys, plan.presses),
+            KeyPhase("calls-10k", replay_argv(many.path), plan.many_calls_presses),
+            KeyPhase("finished", replay_argv(keys.path), plan.presses, after_end=True),
         )
         for phase in phases:
             attempt(run, f"keys: {phase.name}", lambda p=phase: key_phase(run, p))
@@ -891,6 +915,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seed": args.seed,
             "rounds": plan.rounds,
             "presses": plan.presses,
+            "many_calls_presses": plan.many_calls_presses,
             "paced_seconds": plan.paced_seconds,
             "rss_stream": plan.rss_stream,
             "poll_seconds": {"whole": args.poll_whole, "keys": args.poll_keys},

@@ -167,6 +167,7 @@ class KeyCase:
     ready: Callable[[Frame], bool]
     answered: Callable[[Hashable, Hashable], bool] = changed
     end_changes_it: bool = False  # the stream's end alone can change the probe
+    while_streaming: bool = True  # can be pressed while the keys' stream is still on
 
 
 def on_main_screen(frame: Frame) -> bool:
@@ -186,10 +187,11 @@ KEYS = (
     KeyCase("focus next lane", "j", focused_lane, lane_in_view, another_lane),
     # A streaming lane has no tree yet (`t` says so in a toast); at the finish every
     # lane turns to its tree by itself.
-    KeyCase("tree/raw", "t", focused_view, parsed_lane_focused, same_lane_other_view, True),
+    KeyCase("tree/raw", "t", focused_view, parsed_lane_focused, same_lane_other_view, True, False),
     KeyCase("open inspector", "i", inspector_open, lane_in_view),
     KeyCase("close inspector", "i", inspector_open, inspector_open),
     KeyCase("pause", "Space", paused, lambda frame: on_main_screen(frame) and not paused(frame)),
     KeyCase("resume", "Space", paused, lambda frame: on_main_screen(frame) and paused(frame)),
 )
+STREAMING_KEYS = tuple(case for case in KEYS if case.while_streaming)
 QUIT_KEY = "q"

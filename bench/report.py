@@ -18,6 +18,7 @@ KEY_PHASES = {
     "speed-0": "parallel-64, `--speed 0`",
     "paced": "parallel-64, paced",
     "calls-10k": "10,000 calls, `--speed 0`",
+    "finished": "parallel-64, after its end",
 }
 
 
@@ -140,8 +141,11 @@ def key_table(figures: dict[str, Any]) -> list[str]:
     for phase in phases:
         cells = []
         for name in names:
-            entry = figures[f"keys.{phase}"]["per_key"][name]
+            entry = figures[f"keys.{phase}"]["per_key"].get(name)  # absent: not pressed then
             cell = "—"
+            if entry is None:
+                cells.append(cell)
+                continue
             if entry["n"]:
                 cell = f"{entry['median']:.0f} / {entry['max']:.0f} ({entry['n']})"
             if entry["unanswered"]:
@@ -230,8 +234,9 @@ def markdown(results: dict[str, Any]) -> str:
         "`--headless` (stdout to /dev/null), in paired, alternating rounds "
         f"({meta['rounds']} per stream; median and max of the pairs' ratios). Key → frame: a "
         "key sent to the first captured frame that shows its effect, pressed while the stream "
-        f"is on screen (paced: the stream spread over {meta['paced_seconds']:g} s). Peak RSS "
-        "from the kernel (VmHWM, wait4). Goals from issue 12."
+        f"is on screen (paced: the stream spread over {meta['paced_seconds']:g} s), and in "
+        "one phase after its end, where `t` has parsed lanes to flip. Peak RSS from the "
+        "kernel (VmHWM, wait4). Goals from issues 12 and 34."
     )
     lines = [
         paragraph(intro),
