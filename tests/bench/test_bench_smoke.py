@@ -336,3 +336,16 @@ def test_quick_app_bench_times_jumps_and_memory(tmp_path: Path) -> None:
     assert details["rss_kb_after_all_of_them"] > 0
     assert figures["jumps.rss_growth"]["n"] == 1
     assert "jump → frame: End / Home" in results_path.with_suffix(".md").read_text("utf-8")
+
+
+def test_each_launch_starts_with_the_key_answered_least() -> None:
+    app = bench_module("app")
+    phase = app.KeyPhase("calls-10k", [], wanted_presses=50)
+    names = [case.name for case in phase.cases]
+    assert [case.name for case in phase.in_turn()] == names  # none answered: in order
+    phase.presses += [app.Press(names[0], 0.02, 1.0, 10, False)] * 3
+    phase.presses += [app.Press(name, 0.02, 1.0, 10, False) for name in names[1:3]]
+    turn = [case.name for case in phase.in_turn()]
+    assert turn == names[3:] + names[:3]
+    phase.presses.append(app.Press(names[3], None, 1.0, 10, False))  # unanswered: not counted
+    assert phase.in_turn()[0].name == names[3]
