@@ -478,7 +478,7 @@ def key_phase(run: Run, phase: KeyPhase) -> None:
             start = time.perf_counter()
             process = run.terminal.launch(phase.argv)
             try:
-                ready = finished_with_lanes if phase.after_end else markers.lane_in_view
+                ready = markers.finished_with_lanes if phase.after_end else markers.lane_in_view
                 if run.watch.until(process, ready, LAUNCH_TIMEOUT) is None:
                     phase.note = f"no lane on screen {LAUNCH_TIMEOUT:.0f} s after launch"
                     break
@@ -505,10 +505,6 @@ def key_phase(run: Run, phase: KeyPhase) -> None:
         "presses": [asdict(press) for press in phase.presses],
     }
     run.figures[f"keys.{phase.name}"] = key_figures(phase, plan)
-
-
-def finished_with_lanes(frame: Frame) -> bool:
-    return markers.finished(frame) and markers.lane_in_view(frame)
 
 
 def press_keys(

@@ -178,6 +178,10 @@ def lane_in_view(frame: Frame) -> bool:
     return on_main_screen(frame) and bool(lanes(frame))
 
 
+def finished_with_lanes(frame: Frame) -> bool:
+    return finished(frame) and lane_in_view(frame)
+
+
 def parsed_lane_focused(frame: Frame) -> bool:
     return on_main_screen(frame) and focused_parsed(frame)
 
