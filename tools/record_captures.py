@@ -43,6 +43,7 @@ mitmproxy pins cryptography and more), the project's `stubs/` on the path:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -418,7 +419,7 @@ def devtools_har(stub: StubServer, out: Path, names: tuple[str, ...] = BROWSER_M
         command = [CHROMIUM, "--headless", "--no-sandbox", "--no-first-run", "--no-proxy-server"]
         command += [f"--remote-debugging-port={port}", f"--user-data-dir={profile}"]
         command += ["--auto-open-devtools-for-tabs", "about:blank"]
-        process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(command, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             wait_for_port(port, 60)
             page_url, devtools_url = debugged_targets(port)
@@ -437,8 +438,21 @@ def devtools_har(stub: StubServer, out: Path, names: tuple[str, ...] = BROWSER_M
                 retried(lambda: devtools.evaluate(LOGGED_JS) >= made or None)
                 out.write_text(devtools.evaluate(SAVE_ALL_AS_HAR_JS))
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            stop_browser(process)
+
+
+def stop_browser(process: subprocess.Popen[bytes], seconds: float = 10.0) -> None:
+    """Chromium, then every process it started: a helper that outlived it wrote into
+    the profile while it was being removed ("Directory not empty")."""
+    process.terminate()
+    process.wait(timeout=60)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # its own session: the group is its
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
 
 
 def debugged_targets(port: int, seconds: float = 60.0) -> tuple[str, str]:
