@@ -141,14 +141,11 @@ def key_table(figures: dict[str, Any]) -> list[str]:
     for phase in phases:
         cells = []
         for name in names:
-            entry = figures[f"keys.{phase}"]["per_key"].get(name)  # absent: not pressed then
+            entry = figures[f"keys.{phase}"]["per_key"].get(name, {})  # absent: not pressed
             cell = "—"
-            if entry is None:
-                cells.append(cell)
-                continue
-            if entry["n"]:
+            if entry.get("n"):
                 cell = f"{entry['median']:.0f} / {entry['max']:.0f} ({entry['n']})"
-            if entry["unanswered"]:
+            if entry.get("unanswered"):
                 cell += f", {entry['unanswered']} unanswered"
             cells.append(cell)
         lines.append(f"| {KEY_PHASES[phase]} | " + " | ".join(cells) + " |")

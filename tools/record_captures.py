@@ -449,7 +449,7 @@ def stop_browser(process: subprocess.Popen[bytes], seconds: float = 10.0) -> Non
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            os.killpg(process.pid, signal.SIGKILL)  # its own session: the group is its
+            os.killpg(process.pid, signal.SIGKILL)  # its session's group: Chromium's alone
         except ProcessLookupError:
             return
         time.sleep(0.1)
