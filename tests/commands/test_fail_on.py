@@ -8,9 +8,12 @@ import pytest
 
 from tests.helpers.cli import CliRunner
 from tests.helpers.docs_pages import docs_page, section
+from tests.helpers.paths import DATA
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS, COMMON
 from toolstream_tui.core.dialects.detect import DIALECTS
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
+
+CAPTURES = DATA / "captures"
 
 
 def test_a_named_anomaly_fails_the_run_with_exit_3(cli: CliRunner) -> None:
@@ -63,8 +66,91 @@ def test_an_unknown_kind_is_a_usage_error(cli: CliRunner) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("kinds", ["", ",", " , "])
+def test_an_empty_list_is_a_usage_error_not_a_linter_switched_off(
+    cli_in_process: CliRunner, kinds: str
+) -> None:
+    """`--fail-on "$KINDS"` in CI with KINDS unset: linting nothing would pass."""
+    result = cli_in_process(
+        "--headless", "--scenario", "weather", "--speed", "0", "--fail-on", kinds
+    )
+    assert result.returncode == 2
+    assert f"--fail-on {kinds!r}: the list of anomaly kinds is empty" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_an_empty_option_among_others_is_a_usage_error(cli_in_process: CliRunner) -> None:
+    result = cli_in_process(
+        "--headless", "--scenario", "weather", "--fail-on", "index-gap", "--fail-on", ""
+    )
+    assert result.returncode == 2
+    assert "--fail-on '': the list of anomaly kinds is empty" in result.stderr
+
+
+@pytest.mark.parametrize("kinds", ["index-gap,,id-late", "index-gap,", ",index-gap"])
+def test_an_empty_item_is_a_usage_error(cli_in_process: CliRunner, kinds: str) -> None:
+    """`--fail-on "index-gap,$MORE"` with MORE unset: the list lost a kind unseen."""
+    result = cli_in_process("--headless", "--scenario", "weather", "--fail-on", kinds)
+    assert result.returncode == 2
+    assert f"--fail-on {kinds!r}: an empty anomaly kind" in result.stderr
+
+
+@pytest.mark.parametrize("kinds", ["any,bogus", "bogus,any", "index-gap,bogus"])
+def test_every_item_is_checked_any_beside_it_or_not(cli_in_process: CliRunner, kinds: str) -> None:
+    result = cli_in_process("--headless", "--scenario", "weather", "--fail-on", kinds)
+    assert result.returncode == 2
+    assert "unknown anomaly kind 'bogus'; see --list-anomalies" in result.stderr
+
+
+def test_every_unknown_kind_is_named(cli_in_process: CliRunner) -> None:
+    result = cli_in_process("--headless", "--scenario", "weather", "--fail-on", "any,zz,aa")
+    assert result.returncode == 2
+    assert "unknown anomaly kinds 'aa', 'zz'; see --list-anomalies" in result.stderr
+
+
+def test_spaces_around_commas_and_repeated_kinds_are_taken(cli: CliRunner) -> None:
+    result = cli(
+        "--headless", "--scenario", "name-repeated", "--speed", "0",
+        "--fail-on", " index-gap , name-repeated,name-repeated ",
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert result.stderr.count("--fail-on: name-repeated on call 0") == 1
+
+
+@pytest.mark.parametrize(
+    ("kinds", "message"),
+    [
+        ("", "--fail-on '': the list of anomaly kinds is empty"),
+        ("name-repeated,", "--fail-on 'name-repeated,': an empty anomaly kind"),
+        ("any,bogus", "unknown anomaly kind 'bogus'"),
+    ],
+)
+def test_the_proxy_checks_its_list_the_same_way(
+    cli_in_process: CliRunner, kinds: str, message: str
+) -> None:
+    """Without --headless and without a terminal, a list that passed would end in
+    the terminal's usage error: the run stops at once either way."""
+    result = cli_in_process("proxy", "--upstream", "http://127.0.0.1:9", "--fail-on", kinds)
+    assert result.returncode == 2
+    assert message in result.stderr and "terminal" not in result.stderr
+
+
+def test_a_capture_list_checks_it_before_reading_an_entry(cli_in_process: CliRunner) -> None:
+    result = cli_in_process(
+        "--headless", "--replay", str(CAPTURES / "playwright.har"), "--fail-on", ","
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert "--fail-on ',': the list of anomaly kinds is empty" in result.stderr
+
+
 def test_without_headless_it_is_a_usage_error(cli: CliRunner) -> None:
     result = cli("--scenario", "weather", "--fail-on", "any")
+    assert result.returncode == 2
+    assert "--fail-on works with --headless" in result.stderr
+
+
+def test_an_empty_list_without_headless_is_the_same_usage_error(cli_in_process: CliRunner) -> None:
+    result = cli_in_process("--scenario", "weather", "--fail-on", "")
     assert result.returncode == 2
     assert "--fail-on works with --headless" in result.stderr
 

@@ -128,17 +128,33 @@ def add_limit_options(parser: argparse.ArgumentParser, idle_help: str = IDLE_HEL
 
 
 def fail_on_kinds(values: Sequence[str], headless: bool) -> frozenset[str]:
-    kinds = {kind.strip() for value in values for kind in value.split(",") if kind.strip()}
-    if kinds and not headless:
+    """The kinds the --fail-on options name, every item of every list checked, `any`
+    beside them or not. An empty list or item is a usage error, not a list that
+    lints nothing: in CI it is an unset `$KINDS`, which would pass every stream."""
+    if values and not headless:
         raise UsageError("--fail-on works with --headless")
-    if "any" in kinds:
-        return ANOMALY_KINDS
-    unknown = sorted(kinds - ANOMALY_KINDS)
+    kinds = {kind for value in values for kind in listed_kinds(value)}
+    unknown = sorted(kinds - ANOMALY_KINDS - {"any"})
     if unknown:
+        noun = "kind" if len(unknown) == 1 else "kinds"
         raise UsageError(
-            f"--fail-on: unknown anomaly kind {', '.join(map(repr, unknown))}; see --list-anomalies"
+            f"--fail-on: unknown anomaly {noun} {', '.join(map(repr, unknown))}; "
+            "see --list-anomalies"
         )
-    return frozenset(kinds)
+    return ANOMALY_KINDS if "any" in kinds else frozenset(kinds)
+
+
+def listed_kinds(value: str) -> list[str]:
+    """The items of one --fail-on value, without the spaces around its commas."""
+    items = [item.strip() for item in value.split(",")]
+    if not any(items):
+        raise UsageError(
+            f"--fail-on {value!r}: the list of anomaly kinds is empty; "
+            "name kinds, or 'any' for all (see --list-anomalies)"
+        )
+    if not all(items):
+        raise UsageError(f"--fail-on {value!r}: an empty anomaly kind between its commas")
+    return items
 
 
 def lint_failures(state: StreamState, kinds: frozenset[str]) -> list[str]:
