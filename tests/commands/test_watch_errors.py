@@ -30,7 +30,7 @@ from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.apps.watch import exit_status
 from toolstream_tui.cli import main
 from toolstream_tui.commands.watch import build_parser, build_source
-from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE, EXIT_OUTPUT_FAILED
 from toolstream_tui.sources.base import TransportError
 from toolstream_tui.sources.http import HttpRequest, HttpSource, describe_transport_error
 
@@ -522,3 +522,76 @@ def test_output_for_a_reader_gone_before_it_starts_exits_141(args: tuple[str, ..
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (141, "")
+
+
+# -- a stdout that refuses what it is given -------------------------------------------------
+
+FULL_DISK = Path("/dev/full")  # Linux: every write to it fails with ENOSPC
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--headless", "--scenario", "weather", "--speed", "0"),
+        ("--list-anomalies",),
+        ("--list-scenarios",),
+    ],
+)
+def test_a_full_disk_under_stdout_is_one_line_and_exit_74(args: tuple[str, ...]) -> None:
+    with FULL_DISK.open("wb") as full:
+        result = run_with_stdout(full.fileno(), *args)
+    assert result.returncode == EXIT_OUTPUT_FAILED
+    assert result.stderr == "toolstream-tui: cannot write to stdout: no space left on device\n"
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full on this system")
+def test_a_report_refused_by_a_full_disk_still_leaves_its_bundle(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    with FULL_DISK.open("wb") as full:
+        result = run_with_stdout(
+            full.fileno(),
+            "--headless",
+            "--scenario",
+            "weather",
+            "--speed",
+            "0",
+            "--bundle",
+            str(bundle),
+        )
+    assert result.returncode == EXIT_OUTPUT_FAILED
+    assert json.loads((bundle / "report.json").read_text())["status"] == "finished"
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii"])
+def test_a_stdout_in_another_encoding_gets_the_same_report_escaped(encoding: str) -> None:
+    """The demo's text holds 北京: as JSON escapes, it is the same report."""
+    args = ("--headless", "--scenario", "demo", "--speed", "0")
+    utf8 = subprocess.run(
+        [console_script("toolstream-tui"), *args], capture_output=True, timeout=120, check=False
+    )
+    other = subprocess.run(
+        [console_script("toolstream-tui"), *args],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": encoding},
+    )
+    assert (other.returncode, other.stderr) == (utf8.returncode, utf8.stderr)
+    assert other.stdout.isascii()
+    report, expected = json.loads(other.stdout), json.loads(utf8.stdout)
+    report.pop("timing"), expected.pop("timing")  # the live stub's own pace
+    assert report == expected
+
+
+def test_a_closed_stdout_is_no_traceback() -> None:
+    script = console_script("toolstream-tui")
+    result = subprocess.run(
+        ["sh", "-c", f"exec '{script}' --headless --scenario weather --speed 0 >&-"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, "")

@@ -175,6 +175,26 @@ def test_unwritable_recording_is_reported_and_the_watch_goes_on(cli: CliRunner) 
     assert json.loads(result.stdout)["tool_calls"][0]["arguments"] == {"location": "Beijing"}
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+async def test_a_recording_that_fills_the_disk_is_said_and_the_app_watches_on(
+    tmp_path: Path,
+) -> None:
+    recording = tmp_path / "full.sse"
+    recording.symlink_to("/dev/full")  # every write fails with ENOSPC
+    with StubServer("weather", speed=0) as server:
+        source = HttpSource(HttpRequest(url=server.url), clock=frozen_clock)
+        app = ToolstreamApp(source, WatchOptions(record=recording, clock=frozen_clock))
+        async with app.run_test(size=(120, 36)):
+            await wait_settled(app)
+            assert app.session.state.calls[0].arguments == {"location": "Beijing"}
+            assert app.session.state.error is None
+            messages = [notification.message for notification in app._notifications]
+    assert any(
+        message.startswith(f"cannot record to {recording}: no space left on device")
+        for message in messages
+    ), messages
+
+
 async def test_hostile_output_is_inert_on_screen(tmp_path: Path) -> None:
     """Text pane, lane title, tree, raw log, inspector: visible and inert."""
     recording = tmp_path / "hostile.sse"

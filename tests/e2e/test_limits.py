@@ -222,7 +222,7 @@ class SilentAfterOneChunk:
 async def seconds_until_idle_stop(idle_timeout: float) -> tuple[float, TransportError]:
     loop = asyncio.get_running_loop()
     last_chunk_at = 0.0
-    async for item in source_items(SilentAfterOneChunk(), None, None, idle_timeout):
+    async for item in source_items(SilentAfterOneChunk(), None, None, idle_timeout, warn=print):
         if isinstance(item, BodyChunk):
             last_chunk_at = loop.time()
         if isinstance(item, TransportError):

@@ -279,6 +279,7 @@ def test_a_body_is_cut_when_the_capture_gives_a_bigger_size(size: Any, cut: bool
         (b'{"log": {"entries": [', "not JSON at line 1"),
         (b'{"log": {"pages": []}}', '"log": {"entries": [...]}'),
         (b'{"log": {"entries": [{"request": 1}]}}', 'entry 1 has no "request" object'),
+        (b'{"log": ' + b'{"a": ' * 3000 + b"1" + b"}" * 3001, "JSON nested too deeply to read"),
         (b"30:4:type;4:http;7:request;", "cut short"),
         (b"11:4:type;1:x,}3:0:~]", "flow 2 is not a dictionary"),
     ],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from toolstream_tui.sources.base import (
     SourceItem,
     TransportError,
 )
-from toolstream_tui.sources.recording import Recorder, timing_path
+from toolstream_tui.sources.recording import Recorder, recorded, timing_path
 from toolstream_tui.sources.replay import READ_PIECE, ReplaySource
 
 DONE_STREAM = (
@@ -142,6 +143,10 @@ def test_a_limit_stops_the_reading_of_a_recording(tmp_path: Path) -> None:
         ('{"end":5,"t":1e999}', "not JSON"),
         ('{"end":5,"t":NaN}', "not JSON"),
         ('{"end":5,"t":-1}', "t -1 is outside 0..86400 seconds"),
+        (
+            '{"end":5,"t":1' + "0" * 400 + "}",
+            "t 1000000000000000000000000000000000000000… is outside",
+        ),
         ('{"end":-5}', "end -5 is not a byte offset"),
         ('{"end":true}', "end true is not a byte offset"),
         ("not json", "not JSON"),
@@ -330,6 +335,64 @@ def test_a_recording_whose_timing_file_cannot_be_opened_leaves_nothing_behind(
     assert result.returncode == 0
     assert f"cannot record to {recording}" in result.stderr
     assert not recording.exists()
+
+
+FULL_DISK = Path("/dev/full")  # Linux: every write to it fails with ENOSPC
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full on this system")
+def test_a_recording_that_fills_the_disk_stops_and_the_watch_goes_on(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    recording = tmp_path / "x.sse"
+    recording.symlink_to(FULL_DISK)
+    result = cli("--headless", "--scenario", "weather", "--speed", "0", "--record", str(recording))
+    assert result.returncode == 0
+    assert "Traceback" not in result.stderr
+    (said,) = result.stderr.splitlines()
+    assert said == (
+        f"toolstream-tui: cannot record to {recording}: no space left on device; "
+        "recording stopped, the first 0 bytes of the body kept"
+    )
+    assert json.loads(result.stdout)["tool_calls"][0]["arguments"] == {"location": "Beijing"}
+
+
+class FailingOnRead(Recorder):
+    """A recorder whose disk fills up at the body's read number `fails_at`."""
+
+    def __init__(self, path: Path, fails_at: int) -> None:
+        super().__init__(path, "test")
+        self.reads, self.fails_at = 0, fails_at
+
+    def write(self, item: SourceItem) -> None:
+        if isinstance(item, BodyChunk):
+            self.reads += 1
+            if self.reads == self.fails_at:
+                raise OSError(28, "No space left on device")
+        super().write(item)
+
+
+def test_a_recording_stopped_by_a_failed_write_keeps_what_it_wrote(tmp_path: Path) -> None:
+    chunks = [BodyChunk(b"data: 1\n\n", 0.1), BodyChunk(b"data: 2\n\n", 0.2)]
+    chunks.append(BodyChunk(b"data: [DONE]\n\n", 0.3))
+    said: list[str] = []
+
+    async def source() -> AsyncIterator[SourceItem]:
+        for chunk in chunks:
+            yield chunk
+
+    async def passed() -> list[SourceItem]:
+        recorder = FailingOnRead(tmp_path / "x.sse", fails_at=2)
+        return [item async for item in recorded(source(), recorder, said.append)]
+
+    assert asyncio.run(passed()) == chunks, "every item still passes"
+    assert (tmp_path / "x.sse").read_bytes() == chunks[0].data
+    assert said == [
+        f"cannot record to {tmp_path / 'x.sse'}: no space left on device; "
+        "recording stopped, the first 9 bytes of the body kept"
+    ]
+    replayed = [item for item in replay_items(tmp_path / "x.sse") if isinstance(item, BodyChunk)]
+    assert replayed == [chunks[0]], "what was kept replays, with its time"
 
 
 def test_a_recording_whose_body_cannot_be_opened_leaves_no_timing_file(tmp_path: Path) -> None:

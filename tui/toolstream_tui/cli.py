@@ -8,7 +8,13 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .core.exit_codes import EXIT_BROKEN_PIPE
-from .process import exit_now, stop_writing_stdout
+from .process import (
+    OutputFailed,
+    exit_now,
+    output_failed,
+    prepare_standard_streams,
+    stop_writing_stdout,
+)
 
 
 def run() -> NoReturn:
@@ -16,11 +22,14 @@ def run() -> NoReturn:
     proxy, which stops a forwarder process and closes recordings as it shuts down,
     leaves as Python does."""
     argv = sys.argv[1:]
+    prepare_standard_streams()
     try:
         code = main(argv)
     except BrokenPipeError:  # a listing or a diff cut short by its reader
         stop_writing_stdout()
         code = EXIT_BROKEN_PIPE
+    except OutputFailed as failure:  # a listing or a diff refused by a full disk
+        code = output_failed(failure)
     if argv[:1] == ["proxy"]:
         sys.exit(code)
     exit_now(code)

@@ -6,12 +6,16 @@ from __future__ import annotations
 import codecs
 import contextlib
 import gc
+import io
 import os
 import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-from .core.exit_codes import EXIT_BROKEN_PIPE
+from .core.exit_codes import EXIT_BROKEN_PIPE, EXIT_OUTPUT_FAILED
+
+CONSOLE_SCRIPT = "toolstream-tui"  # who says what went wrong, where no command does
+JSON_ESCAPES = "toolstream-json-escapes"  # the codec error handler registered below
 
 
 def collect_garbage_rarely() -> None:
@@ -69,6 +73,74 @@ def prepare_descriptor_table(count: int = PREPARED_DESCRIPTORS) -> None:
             os.close(spare)
 
 
+def _escaped_as_json(error: UnicodeError) -> tuple[str, int]:
+    """What an encoding cannot write, as JSON's `\\uXXXX` escapes (a pair for a
+    character past U+FFFF): still the same JSON in a report, still readable in a
+    line of text."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    units = error.object[error.start : error.end].encode("utf-16-be", "surrogatepass")
+    escaped = "".join(f"\\u{units[at] << 8 | units[at + 1]:04x}" for at in range(0, len(units), 2))
+    return escaped, error.end
+
+
+codecs.register_error(JSON_ESCAPES, _escaped_as_json)
+
+
+def prepare_standard_streams() -> None:
+    """Standard streams every output path can write to, whatever the stream carried.
+    A stdout that cannot encode every character (`PYTHONIOENCODING=cp1252`, a
+    Windows console) writes the rest as JSON escapes instead of failing; a closed
+    stdout or stderr (`>&-`) becomes /dev/null, which also keeps the descriptor
+    from going to the next file opened."""
+    for name in ("stdin", "stdout", "stderr"):
+        if getattr(sys, name) is None:
+            mode = "r" if name == "stdin" else "w"
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
+    stdout = sys.stdout
+    encoding = getattr(stdout, "encoding", None) or "ascii"
+    if isinstance(stdout, io.TextIOWrapper) and codecs.lookup(encoding).name != "utf-8":
+        stdout.reconfigure(errors=JSON_ESCAPES)
+
+
+def plain_reason(exc: BaseException) -> str:
+    """Why something failed, as plain words on one line for the end of a message:
+    "no such file or directory", not "[Errno 2] No such file or directory: 'x'"."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    text = " ".join(text.split()) or type(exc).__name__
+    return text[:1].lower() + text[1:]
+
+
+class OutputFailed(Exception):
+    """stdout refused a write for another reason than its reader leaving: a full
+    disk, an I/O error."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(plain_reason(error))
+        self.reason = plain_reason(error)
+
+
+def output_failed(failure: OutputFailed, prog: str = CONSOLE_SCRIPT) -> int:
+    """Say once why stdout took nothing more, and send the rest nowhere (so the
+    flush at exit cannot fail again); the exit code that means it."""
+    with contextlib.suppress(OSError):
+        print(f"{prog}: cannot write to stdout: {failure.reason}", file=sys.stderr)
+    stop_writing_stdout()
+    return EXIT_OUTPUT_FAILED
+
+
+def write_out(text: str) -> None:
+    """Text to stdout, flushed; raises BrokenPipeError when its reader went away
+    and OutputFailed when it refused the write otherwise."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputFailed(exc) from None
+
+
 def stop_writing_stdout() -> None:
     """The reader went away (`| head`): what is left for stdout goes nowhere, so
     no later write, and no flush at exit, fails."""
@@ -84,12 +156,18 @@ def write_utf8_to_stdout(pieces: Iterable[bytes | memoryview]) -> None:
     stream = sys.stdout
     buffer = getattr(stream, "buffer", None)
     encoding = getattr(stream, "encoding", None) or "ascii"
-    if buffer is None or codecs.lookup(encoding).name != "utf-8" or os.linesep != "\n":
-        stream.writelines(bytes(piece).decode() for piece in pieces)
-        return
-    stream.flush()
-    buffer.writelines(pieces)
-    buffer.flush()
+    try:
+        if buffer is None or codecs.lookup(encoding).name != "utf-8" or os.linesep != "\n":
+            stream.writelines(bytes(piece).decode() for piece in pieces)
+            stream.flush()
+            return
+        stream.flush()
+        buffer.writelines(pieces)
+        buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputFailed(exc) from None
 
 
 def exit_now(code: int) -> NoReturn:
@@ -103,6 +181,8 @@ def exit_now(code: int) -> NoReturn:
         sys.stdout.flush()
     except BrokenPipeError:
         code = EXIT_BROKEN_PIPE
+    except OSError as exc:  # what was written last, refused at the last flush
+        code = output_failed(OutputFailed(exc))
     with contextlib.suppress(OSError):
         sys.stderr.flush()
     os._exit(code)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ..core.exit_codes import EXIT_INTERRUPTED
 from ..core.visible import inert
+from ..process import plain_reason
 from ..sources import Source
-from ..sources.base import plain_reason
 from ..sources.capture_kind import SNIFF_BYTES, ZIP_MAGIC, capture_kind
 from ..sources.captures import (
     MAX_INFLATED,

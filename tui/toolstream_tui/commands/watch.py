@@ -21,9 +21,17 @@ from ..core.exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_LINT
 from ..core.visible import inert
 from ..otlp import OtlpUnavailable
 from ..otlp.option import add_otlp_option, open_export
-from ..process import collect_garbage_rarely, exit_now, stop_writing_stdout, write_utf8_to_stdout
+from ..process import (
+    OutputFailed,
+    collect_garbage_rarely,
+    exit_now,
+    output_failed,
+    plain_reason,
+    stop_writing_stdout,
+    write_out,
+    write_utf8_to_stdout,
+)
 from ..sources import Limits, Source, pump, run_to_end
-from ..sources.base import plain_reason
 from ..sources.recording import Tape, TapeSource, source_items
 from .common import (
     CannotUse,
@@ -349,11 +357,10 @@ def report_headless(
     session = limits.session(source.label, dialect, live=False)
     tape = Tape(source.label) if bundle is not None else None
     try:
-        items = source_items(source, record, tape, limits.idle_timeout)
+        items = source_items(source, record, tape, limits.idle_timeout, warn=say)
     except OSError as exc:  # the watch goes on without the recording
-        reason = plain_reason(exc)
-        print(f"{PROG}: cannot record to {record}: {reason}; not recording", file=sys.stderr)
-        items = source_items(source, None, tape, limits.idle_timeout)
+        say(f"cannot record to {record}: {plain_reason(exc)}; not recording")
+        items = source_items(source, None, tape, limits.idle_timeout, warn=say)
     span = None
     if otlp is not None:  # the span's modules load only with --otlp
         from ..otlp.watching import StreamSpan, redactor_of
@@ -372,6 +379,9 @@ def report_headless(
     except BrokenPipeError:  # the reader stopped reading (`| head`): the rest goes nowhere
         stop_writing_stdout()
         status = status or EXIT_BROKEN_PIPE
+    except OutputFailed as failure:  # a full disk: said, and the bundle still written
+        failed = output_failed(failure, PROG)
+        status = status or failed
     if bundle is not None and tape is not None:
         write_headless_bundle(bundle, tape, session)
     if otlp is not None and span is not None:
@@ -385,6 +395,11 @@ def report_headless(
     for line in failures:
         print(f"{PROG}: {inert(line)}", file=sys.stderr)
     return status or exit_code(session.state) or (EXIT_LINT if failures else 0)
+
+
+def say(message: str) -> None:
+    """One line on stderr, whatever the message carries."""
+    print(f"{PROG}: {inert(message)}", file=sys.stderr)
 
 
 def needs_event_loop(source: Source, idle_timeout: float | None) -> bool:
@@ -422,8 +437,7 @@ def print_scenarios() -> None:
 
     infos = list_scenarios()
     width = max(len(info.name) for info in infos)
-    for info in infos:
-        print(f"{info.name:<{width}}  {info.description}")
+    write_out("".join(f"{info.name:<{width}}  {info.description}\n" for info in infos))
 
 
 def main_watch(argv: list[str]) -> int:
@@ -439,7 +453,7 @@ def main_watch(argv: list[str]) -> int:
         print_scenarios()
         return 0
     if args.list_anomalies:
-        print(anomaly_list(args.dialect))
+        write_out(anomaly_list(args.dialect) + "\n")
         return 0
     try:
         return watch(args)

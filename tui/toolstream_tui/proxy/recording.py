@@ -9,7 +9,6 @@ import asyncio
 import time
 import zlib
 from collections import deque
-from collections.abc import Callable
 from contextlib import aclosing
 from pathlib import Path
 
@@ -17,13 +16,11 @@ from ..sources import BodyChunk, ResponseHead, SourceItem, TransportError
 from ..sources.base import RequestSent, SourceItems
 from ..sources.decoding import BodyDecoder, UnsupportedEncoding
 from ..sources.http import HttpRequest, redacted_request
-from ..sources.recording import Recorder, recorded
+from ..sources.recording import Recorder, Warn, recorded
 from ..sources.secrets import Redactor, secrets_in
 from .pipe import ClientGone, Exchange, ProxiedItem, ResponseEnd
 
 RECORDING_NAME_TRIES = 100  # names tried for a recording before giving up on it
-
-Warn = Callable[[str], None]
 
 
 def new_recorder(
@@ -54,11 +51,13 @@ class ExchangeRecording:
     the recording whole): decoded and redacted as the watcher would, written by a
     task of the forwarder's loop."""
 
-    def __init__(self, recorder: Recorder, sent: RequestSent, redactor: Redactor) -> None:
+    def __init__(
+        self, recorder: Recorder, sent: RequestSent, redactor: Redactor, warn: Warn
+    ) -> None:
         self.path = recorder.path
         self._pending: deque[SourceItem | None] = deque([sent])
         self._ready = asyncio.Event()
-        items = recorded(redactor.stream(decoded(self._items())), recorder)
+        items = recorded(redactor.stream(decoded(self._items())), recorder, warn)
         self.task = asyncio.get_running_loop().create_task(self._write(items))
 
     @classmethod
@@ -72,7 +71,7 @@ class ExchangeRecording:
         redactor = Redactor(secrets_in(exchange.url, exchange.headers))
         sent = redacted_request(request, redactor)
         recorder = new_recorder(record_dir, request_id, exchange.started_at, sent.url, warn)
-        return None if recorder is None else cls(recorder, sent, redactor)
+        return None if recorder is None else cls(recorder, sent, redactor, warn)
 
     def put(self, item: ProxiedItem) -> None:
         if isinstance(item, ResponseEnd):

@@ -304,7 +304,7 @@ class RequestList:
         if record.recording is not None:  # the forwarder records it
             return items
         recorder = self._recorder(record, sent.url)
-        return items if recorder is None else recorded(items, recorder)
+        return items if recorder is None else recorded(items, recorder, self._warn)
 
     async def _source_items(
         self,

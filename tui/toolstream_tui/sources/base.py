@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol
 
 from ..core.records import FrozenRecord
+from ..process import plain_reason as plain_reason  # where commands/diff.py still looks
 
 Clock = Callable[[], float]
 monotonic: Clock = time.monotonic
@@ -92,14 +93,6 @@ SourceItem = RequestSent | ResponseHead | BodyChunk | TransportError
 # What a source's `items()` gives: an async generator, so that a reader that stops
 # early can close it (`contextlib.aclosing`) and the source lets its connection go.
 SourceItems = AsyncGenerator[SourceItem, None]
-
-
-def plain_reason(exc: BaseException) -> str:
-    """Why something failed, as plain words on one line for the end of a message:
-    "no such file or directory", not "[Errno 2] No such file or directory: 'x'"."""
-    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    text = " ".join(text.split()) or type(exc).__name__
-    return text[:1].lower() + text[1:]
 
 
 class Source(Protocol):

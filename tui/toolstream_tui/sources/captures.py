@@ -234,6 +234,8 @@ def read_har(data: bytes, name: str, attachment: Attachment = no_attachments) ->
         raise CaptureError(
             f"{name}: not JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:  # nested past what Python's parser can follow
+        raise CaptureError(f"{name}: JSON nested too deeply to read") from None
     log = document.get("log") if isinstance(document, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 from httpx_sse import aconnect_sse
 
+from ..process import plain_reason
 from .base import (
     BodyChunk,
     Clock,
@@ -20,7 +21,6 @@ from .base import (
     Stopwatch,
     TransportError,
     monotonic,
-    plain_reason,
 )
 from .decoding import ACCEPTED, BodyDecoder, UnsupportedEncoding
 from .secrets import Redactor, safe_headers, secrets_in

@@ -10,16 +10,16 @@ since bundles are shared with strangers."""
 from __future__ import annotations
 
 import json
-import math
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import aclosing, suppress
 from pathlib import Path
 from typing import IO, Any
 
 from ..core.records import FrozenRecord
 from ..core.strict_json import loads
+from ..process import plain_reason
 from .base import (
     STOP_KINDS,
     TRANSPORT,
@@ -36,6 +36,7 @@ from .pump import idle_limited
 FORMAT = "toolstream-recording/2"
 FORMAT_PREFIX = "toolstream-recording/"
 MAX_TIMING_LINE = 64 << 20  # the request line holds the request body; nothing else is long
+Warn = Callable[[str], None]  # says something went wrong, and the work goes on
 MAX_RECORDED_SECONDS = 86_400.0  # no stream lasts a day: a later time is a broken file
 
 
@@ -61,7 +62,7 @@ class Recorder:
                     timing.unlink()
             raise
         self._source = source
-        self._offset = 0
+        self.offset = 0  # the body's bytes written
         self._line({"format": FORMAT, "source": source})
 
     def write(self, item: SourceItem) -> None:
@@ -72,8 +73,8 @@ class Recorder:
         elif isinstance(item, BodyChunk):
             self._body.write(item.data)
             self._body.flush()
-            self._offset += len(item.data)
-            self._line({"end": self._offset, "t": round(item.t, 6)})
+            self.offset += len(item.data)
+            self._line({"end": self.offset, "t": round(item.t, 6)})
         else:
             stop = {"error": item.message, "t": round(item.t, 6)}
             self._line(stop if item.kind == TRANSPORT else {**stop, "kind": item.kind})
@@ -104,14 +105,29 @@ def head_record(head: ResponseHead) -> dict[str, Any]:
     return record
 
 
-async def recorded(items: SourceItems, recorder: Recorder) -> SourceItems:
+async def recorded(items: SourceItems, recorder: Recorder, warn: Warn) -> SourceItems:
+    """`items`, each written to `recorder` as it passes. A write that fails (a full
+    disk) ends the recording, said by `warn`, never the stream."""
+    recording = True
     try:
         async with aclosing(items):
             async for item in items:
-                recorder.write(item)
+                if recording:
+                    recording = _written(recorder, item, warn)
                 yield item
     finally:
-        recorder.close()
+        with suppress(OSError):  # what failed to write has been said
+            recorder.close()
+
+
+def _written(recorder: Recorder, item: SourceItem, warn: Warn) -> bool:
+    try:
+        recorder.write(item)
+    except OSError as exc:
+        kept = f"the first {recorder.offset:,} bytes of the body kept"
+        warn(f"cannot record to {recorder.path}: {plain_reason(exc)}; recording stopped, {kept}")
+        return False
+    return True
 
 
 class Tape:
@@ -206,10 +222,13 @@ def source_items(
     record: Path | None,
     tape: Tape | None = None,
     idle_timeout: float | None = None,
+    *,
+    warn: Warn,
 ) -> SourceItems:
     """The source's items, ended by an idle-timeout stop after `idle_timeout`
     seconds without one, recorded to `record` when given (raises OSError if the
-    recording cannot be opened) and kept on `tape` when given."""
+    recording cannot be opened; `warn` says it if a write fails later) and kept on
+    `tape` when given."""
     items = source.items()
     if idle_timeout is not None:
         items = idle_limited(items, idle_timeout)
@@ -217,7 +236,7 @@ def source_items(
         items = taped(items, tape)
     if record is None:
         return items
-    return recorded(items, Recorder(record, source.label))
+    return recorded(items, Recorder(record, source.label), warn)
 
 
 # -- reading a timing file ---------------------------------------------------------
@@ -326,10 +345,11 @@ def _seconds(record: dict[str, Any]) -> float | None:
     if "t" not in record:
         return None
     t = record["t"]
-    if not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t):
+    if not isinstance(t, int | float) or isinstance(t, bool):
         raise RecordingError(f"t {_shown(t)} is not a number of seconds")
+    # Compared as it is: an int past a float's range (10**400) has no float.
     if not 0 <= t <= MAX_RECORDED_SECONDS:
-        raise RecordingError(f"t {t:g} is outside 0..{MAX_RECORDED_SECONDS:g} seconds")
+        raise RecordingError(f"t {_shown(t)} is outside 0..{MAX_RECORDED_SECONDS:g} seconds")
     return float(t)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from ..process import plain_reason
 from .base import (
     UNREADABLE,
     BodyChunk,
@@ -24,7 +25,6 @@ from .base import (
     Stopwatch,
     TransportError,
     monotonic,
-    plain_reason,
 )
 from .recording import (
     RecordedRead,

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from ..core import StreamSession, StreamState
 from ..core.events import StreamEvent
+from ..process import plain_reason
 from ..sources import Source, pump
-from ..sources.recording import Tape, source_items
+from ..sources.recording import Tape, Warn, source_items
 from .options import WatchOptions
 from .wire_events import WireEvents
 
@@ -38,7 +39,6 @@ class WatchedStream:
         self.tape = tape or Tape(label)
         self._wire_events: WireEvents | None = None
         self.started = self.last_arrival = options.clock() if started is None else started
-        self.record_error: str | None = None
 
     @property
     def state(self) -> StreamState:
@@ -64,17 +64,22 @@ class WatchedStream:
         self.last_arrival = self.options.clock()
 
     async def run(
-        self, source: Source, record: Path | None, pacer: InputFirstPacer | None = None
+        self,
+        source: Source,
+        record: Path | None,
+        warn: Warn,
+        pacer: InputFirstPacer | None = None,
     ) -> None:
-        """Pump `source` into the session until it ends; a failure of the source or
-        of the recording ends the stream with the reason, never a traceback.
-        `pacer`: when the pump gives the event loop back (the display's input)."""
+        """Pump `source` into the session until it ends; a failure of the source
+        ends the stream with the reason, never a traceback, and one of the recording
+        (`record`) ends the recording, said by `warn`. `pacer`: when the pump gives
+        the event loop back (the display's input)."""
         session, idle = self.session, self.options.limits.idle_timeout
         try:
-            items = source_items(source, record, self.tape, idle)
+            items = source_items(source, record, self.tape, idle, warn=warn)
         except OSError as exc:
-            self.record_error = f"cannot record to {record}: {exc.strerror}"
-            items = source_items(source, None, self.tape, idle)
+            warn(f"cannot record to {record}: {plain_reason(exc)}; not recording")
+            items = source_items(source, None, self.tape, idle, warn=warn)
         otlp = self.options.otlp
         span = None
         if otlp is not None:  # the span's modules load only with --otlp

@@ -67,10 +67,11 @@ class ToolstreamApp(InputFirstApp):
 
     @work(group="stream", exclusive=True, exit_on_error=False)
     async def run_stream(self) -> None:
-        watch = self.watched
-        await watch.run(self.source, self.options.record, self.pacer)
-        if watch.record_error:
-            self.notify(watch.record_error, severity="error")
+        await self.watched.run(self.source, self.options.record, self.say_error, self.pacer)
+
+    def say_error(self, message: str) -> None:
+        """Something beside the stream failed (its recording): said, the stream goes on."""
+        self.notify(message, severity="error")
 
     def restart(self) -> WatchedStream:
         """The stream again from the start, in a new watch."""
