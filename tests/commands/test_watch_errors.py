@@ -319,6 +319,26 @@ def test_a_number_out_of_range_is_a_usage_error_naming_the_range(
     )
 
 
+NO_NAME = "an empty name: name a file or folder"
+STDIN = "'-' (stdin or stdout) is not taken here: name a file (./- for a file called -)"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--replay", ""), f"argument --replay: {NO_NAME}"),  # an unset $FILE, not `.`
+        (("--replay", "-"), f"argument --replay: {STDIN}"),
+        (("open", "-"), f"argument FILE: {STDIN}"),
+        (("--scenario", "weather", "--record", ""), f"argument --record: {NO_NAME}"),
+        (("--scenario", "weather", "--bundle", "-"), f"argument --bundle: {STDIN}"),
+    ],
+)
+def test_a_file_named_nothing_or_dash_is_a_usage_error(args: tuple[str, ...], said: str) -> None:
+    code, out, err = run_main("--headless", *args) if args[0] != "open" else run_main(*args)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1].endswith(f"error: {said}")
+
+
 def test_the_smallest_valid_numbers_are_taken() -> None:
     args = build_parser().parse_args(
         ["--speed", "0", "--max-bytes", "1", "--max-event-bytes", "1", "--timeout", "0.001"]

@@ -31,7 +31,7 @@ from ..sources.captures import (
 )
 from ..sources.recording import RecordingError
 from ..sources.replay import ReplaySource, open_regular
-from .common import CannotUse, UsageError
+from .common import CannotUse, UsageError, named_path
 
 PROG = "toolstream-tui"
 
@@ -50,7 +50,7 @@ def open_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argp
     parser.add_argument(
         "file",
         metavar="FILE",
-        type=Path,
+        type=named_path,
         help="a recording, a HAR file or a mitmproxy flow file (as --replay FILE)",
     )
     args = parser.parse_args(argv)

@@ -10,6 +10,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core import StreamState
@@ -42,6 +43,19 @@ def number_from(
         return value
 
     return parse
+
+
+def named_path(text: str) -> Path:
+    """An argparse `type` for a file or folder the command line names: an empty
+    name (an unset variable) or `-` (read as stdin or stdout elsewhere; not taken
+    here) is a usage error, not a path quietly read as `.` or a file called `-`."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty name: name a file or folder")
+    if text == "-":
+        raise argparse.ArgumentTypeError(
+            "'-' (stdin or stdout) is not taken here: name a file (./- for a file called -)"
+        )
+    return Path(text)
 
 
 def installed_version() -> str:

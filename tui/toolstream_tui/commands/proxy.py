@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 
 from ..core.dialects.detect import DIALECTS
 from ..core.exit_codes import EXIT_FAILED, EXIT_LINT, EXIT_OK, EXIT_USAGE
@@ -48,6 +47,7 @@ from .common import (
     limits_of,
     lint_failures,
     missing_terminal,
+    named_path,
     number_from,
 )
 
@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--record-dir",
         metavar="DIR",
-        type=Path,
+        type=named_path,
         help="write each request as a recording in DIR (secrets redacted; --replay and diff "
         "read them)",
     )

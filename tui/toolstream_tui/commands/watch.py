@@ -43,6 +43,7 @@ from .common import (
     limits_of,
     lint_failures,
     missing_terminal,
+    named_path,
     number_from,
 )
 from .time_travel import (
@@ -97,7 +98,7 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--replay",
         metavar="FILE",
-        type=Path,
+        type=named_path,
         help="replay a recording (a response body as --record writes it, with its timing "
         "file when there is one), a HAR file or a mitmproxy flow file (`mitmdump -w`): one "
         "streaming response opens, several are listed (headless: one JSON line each)",
@@ -166,14 +167,14 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--record",
         metavar="FILE",
-        type=Path,
+        type=named_path,
         help="record the response body to FILE byte for byte, and its request and read "
         "times to FILE.timing.jsonl",
     )
     parser.add_argument(
         "--bundle",
         metavar="DIR",
-        type=Path,
+        type=named_path,
         help="write a repro bundle to DIR once the stream is over: the recording, the "
         "report, an SVG of the screen and a README on replaying it (in the app: key b)",
     )
