@@ -23,6 +23,7 @@ from tests.helpers.streaming import run
 from toolstream_stubs import StubServer
 from toolstream_tui.commands.diff import diff_recordings, exit_code_of, main_diff
 from toolstream_tui.core.diff import diff_states, json_diff
+from toolstream_tui.core.session import JSON_TYPE, SSE_TYPE
 from toolstream_tui.core.state import StreamState
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.recording import Recorder
@@ -64,8 +65,10 @@ def weather(*pieces: str, call_id: str = "call_1") -> list[str]:
     return [call(0, call_id, "get_weather"), *(call(0, args=piece) for piece in pieces)]
 
 
-def state_of(body: bytes, source: str = "test") -> StreamState:
-    state = run(body).session.state
+def state_of(
+    body: bytes, source: str = "test", status: int = 200, content_type: str = SSE_TYPE
+) -> StreamState:
+    state = run(body, status=status, content_type=content_type).session.state
     state.source = source
     return state
 
@@ -214,6 +217,99 @@ def test_the_same_truncated_stream_twice_is_identical() -> None:
     assert diff_of(body, body)["identical"] is True
 
 
+# -- how the streams ended ------------------------------------------------------------
+
+
+def error_body(message: str, kind: str = "server_error") -> bytes:
+    """An OpenAI-style error body, as an HTTP error carries it."""
+    return json.dumps({"error": {"message": message, "type": kind}}).encode()
+
+
+UNAUTHORIZED = error_body("Incorrect API key provided.", "invalid_request_error")
+SERVER_ERROR = error_body("The server had an error.")
+
+
+def http_error(body: bytes, status: int, source: str) -> StreamState:
+    return state_of(body, source, status=status, content_type=JSON_TYPE)
+
+
+def test_two_http_errors_differ_in_status_error_and_body() -> None:
+    diff = diff_states(http_error(UNAUTHORIZED, 401, "a"), http_error(SERVER_ERROR, 500, "b"))
+    assert diff["identical"] is False
+    assert diff["http_status"] == {"a": 401, "b": 500}
+    assert diff["error"] == {
+        "a": "HTTP 401: Incorrect API key provided.",
+        "b": "HTTP 500: The server had an error.",
+    }
+    assert "status" not in diff  # both "error"
+    assert diff["body"] == {
+        "equal": False,
+        "first_difference": 23,
+        "length_a": len(UNAUTHORIZED),
+        "length_b": len(SERVER_ERROR),
+    }
+
+
+def test_error_bodies_that_differ_beyond_their_message_differ() -> None:
+    a = http_error(error_body("Overloaded.", "server_error"), 503, "a")
+    b = http_error(error_body("Overloaded.", "overloaded_error"), 503, "b")
+    diff = diff_states(a, b)
+    assert diff["identical"] is False
+    assert "error" not in diff and "http_status" not in diff
+    assert diff["body"]["equal"] is False
+
+
+def test_the_same_http_error_twice_is_identical() -> None:
+    diff = diff_states(http_error(UNAUTHORIZED, 401, "a"), http_error(UNAUTHORIZED, 401, "b"))
+    assert diff["identical"] is True
+    assert diff["body"] == {
+        "equal": True,
+        "first_difference": None,
+        "length_a": len(UNAUTHORIZED),
+        "length_b": len(UNAUTHORIZED),
+    }
+
+
+def test_in_band_errors_with_different_messages_differ() -> None:
+    a = sse(text("Hi"), {"error": {"message": "rate limited"}})
+    b = sse(text("Hi"), {"error": {"message": "context too long"}})
+    diff = diff_of(a, b)
+    assert diff["identical"] is False
+    assert diff["error"] == {
+        "a": "error in stream: rate limited",
+        "b": "error in stream: context too long",
+    }
+    assert "body" not in diff  # a stream has no body to compare
+    assert diff_of(a, a)["identical"] is True
+
+
+def test_a_failure_against_a_finished_stream_names_each_fact() -> None:
+    diff = diff_states(state_of(SAME_A, "a"), http_error(SERVER_ERROR, 500, "b"))
+    assert diff["identical"] is False
+    assert diff["status"] == {"a": "finished", "b": "error"}
+    assert diff["http_status"] == {"a": 200, "b": 500}
+    assert diff["error"] == {"a": None, "b": "HTTP 500: The server had an error."}
+    assert diff["body"]["length_a"] is None and diff["body"]["length_b"] == len(SERVER_ERROR)
+
+
+def test_complete_json_answers_are_compared_by_content_not_body() -> None:
+    """A JSON completion's body holds a fresh id and time per run; its text and
+    calls are what is compared, as for a stream."""
+
+    def completion(answer_id: str, created: int) -> bytes:
+        message = {"role": "assistant", "content": "Hello."}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        body = {"id": answer_id, "object": "chat.completion", "created": created}
+        return json.dumps({**body, "choices": [choice]}).encode()
+
+    a = state_of(completion("chatcmpl-1", 1), "a", content_type=JSON_TYPE)
+    b = state_of(completion("chatcmpl-2", 2), "b", content_type=JSON_TYPE)
+    diff = diff_states(a, b)
+    assert (a.status.value, a.text) == ("finished", "Hello.")
+    assert diff["identical"] is True
+    assert "body" not in diff
+
+
 # -- the command -------------------------------------------------------------------------
 
 
@@ -229,10 +325,12 @@ def write(path: Path, body: bytes) -> Path:
     return path
 
 
-def record(path: Path, body: bytes, reads: int = 3) -> Path:
+def record(
+    path: Path, body: bytes, reads: int = 3, status: int = 200, content_type: str = SSE_TYPE
+) -> Path:
     """`body` as `Recorder` writes it, in `reads` reads, with its timing file."""
     recorder = Recorder(path, "stub:test")
-    recorder.write(ResponseHead(status=200, content_type="text/event-stream"))
+    recorder.write(ResponseHead(status=status, content_type=content_type))
     step = len(body) // reads + 1
     for number, start in enumerate(range(0, len(body), step)):
         recorder.write(BodyChunk(body[start : start + step], number * 0.01))
@@ -272,6 +370,106 @@ def test_recordings_with_timing_files(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (tmp_path / "b.sse.timing.jsonl").exists()
     code, diff = headless(capsys, a, b)
     assert (code, diff["identical"]) == (0, True)
+
+
+def test_recordings_of_two_http_errors_differ(cli: CliRunner, tmp_path: Path) -> None:
+    """Through the console script, as the stub's status fault answers: a 401 against
+    a 500 differs; two recordings of the same 401 are identical."""
+    recordings = {}
+    for name, code in (("401", 401), ("401-again", 401), ("500", 500)):
+        path = tmp_path / f"{name}.sse"
+        with StubServer("weather", speed=0, fault="status", fault_params={"code": code}) as stub:
+            assert cli("--headless", "--url", stub.url, "--record", str(path)).returncode == 1
+        recordings[name] = str(path)
+    different = cli("diff", recordings["401"], recordings["500"], "--headless")
+    assert different.returncode == 1, different.stderr
+    diff = json.loads(different.stdout)
+    assert diff["identical"] is False
+    assert diff["http_status"] == {"a": 401, "b": 500}
+    assert diff["error"]["a"].startswith("HTTP 401")
+    assert diff["error"]["b"].startswith("HTTP 500")
+    same = cli("diff", recordings["401"], recordings["401-again"], "--headless")
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["body"]["equal"] is True
+
+
+def test_recorded_answers_that_are_not_streams_are_compared_by_body(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recording says a response came (its status and type): an HTML page
+    instead of a stream is an outcome to compare, not trouble."""
+    page = b"<html><body>Service moved</body></html>"
+    other_page = b"<html><body>Login required</body></html>"
+    a = record(tmp_path / "a.sse", page, content_type="text/html")
+    b = record(tmp_path / "b.sse", other_page, content_type="text/html")
+    again = record(tmp_path / "again.sse", page, reads=1, content_type="text/html")
+    code, diff = headless(capsys, a, b)
+    assert code == 1
+    assert diff["body"]["first_difference"] == 12
+    assert headless(capsys, a, again)[0] == 0
+
+
+NOT_A_STREAM = b"hello\n"
+BINARY = bytes(range(256)) * 12
+BINARY_READ_ALONE = "not an SSE stream (nor a JSON response): \u2400\u2401"  # made inert
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "culprit", "reason"),
+    [
+        (NOT_A_STREAM, BINARY, "a.txt", "not an SSE stream (nor a JSON response): hello"),
+        (NOT_A_STREAM, NOT_A_STREAM, "a.txt", "not an SSE stream (nor a JSON response): hello"),
+        (SAME_A, BINARY, "b.bin", BINARY_READ_ALONE),
+        (b"{broken", b"{broken", "a.txt", "JSON response does not parse"),
+        (b" \n\n", b" \n\n", "a.txt", "empty response: no content type and no bytes"),
+    ],
+    ids=["text-and-binary", "the-same-text", "a-stream-and-binary", "broken-json", "blank"],
+)
+def test_files_that_are_not_streams_exit_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    a: bytes,
+    b: bytes,
+    culprit: str,
+    reason: str,
+) -> None:
+    """As an empty file: without a timing file to say a response came, bytes that
+    fail to be read as events or as a JSON answer are not a recording to compare.
+    The reason is the one a replay gives, cut short: it may quote the bytes."""
+    first, second = write(tmp_path / "a.txt", a), write(tmp_path / "b.bin", b)
+    assert main_diff([str(first), str(second), "--headless"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    prefix = f"toolstream-tui diff: not a recording of a stream: {tmp_path / culprit}: {reason}"
+    assert captured.err.startswith(prefix)
+    assert captured.err.count("\n") == 1 and len(captured.err) < len(prefix) + 120
+
+
+ANTHROPIC = sse(
+    {"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+    {"type": "message_stop"},
+    named=True,
+)
+
+
+def test_streams_the_dialect_reads_nothing_of_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read as Bedrock, every event of a Chat Completions stream and of an Anthropic
+    one is ignored: nothing is left to compare, so it is trouble, not identical."""
+    chat, anthropic = write(tmp_path / "chat.sse", SAME_A), write(tmp_path / "an.sse", ANTHROPIC)
+    assert main_diff([str(chat), str(anthropic), "--headless", "--dialect", "bedrock"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"toolstream-tui diff: nothing in {chat} could be read as bedrock "
+        "(6 of its 6 events ignored)\n"
+    )
+    assert main_diff([str(chat), str(anthropic), "--headless"]) == 1
 
 
 def test_model_text_cannot_steer_the_terminal(
@@ -409,6 +607,54 @@ def test_diff_app(snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.Monkey
     app = DiffApp(diff, exit_code_of(diff))
     app.animation_level = "none"
     assert snap_compare(app, terminal_size=(100, 30), run_before=wait_loaded)
+
+
+def test_diff_app_of_two_failures(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Header `a.sse vs b.sse · different (stream)`. The stream panel (amber):
+    `HTTP status 401 → 500`, then `error` with A's message on its line (red) and
+    B's on the next (green), `text equal (0 chars)`, `body differs from char 23
+    (A 86 chars, B 74)`; `no tool calls on either side` below."""
+    from toolstream_tui.app.apps.diff import DiffApp
+
+    monkeypatch.chdir(tmp_path)
+    a = record(Path("a.sse"), UNAUTHORIZED, status=401, content_type=JSON_TYPE)
+    b = record(Path("b.sse"), SERVER_ERROR, status=500, content_type=JSON_TYPE)
+    diff = diff_recordings(a, b)
+    app = DiffApp(diff, exit_code_of(diff))
+    app.animation_level = "none"
+    assert snap_compare(app, terminal_size=(100, 16), run_before=wait_loaded)
+
+
+def test_diff_app_of_a_stream_against_a_failure(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`status "finished" → "error"`, `HTTP status 200 → 500`, `finish
+    "tool_calls" → null`, `error A none` (dim) and B's message, `text differs from
+    char 0 (A 9 chars, B 0)`, `body differs (A none, B 74 chars)`; #0 get_weather
+    only in A."""
+    from toolstream_tui.app.apps.diff import DiffApp
+
+    monkeypatch.chdir(tmp_path)
+    a = record(Path("a.sse"), SAME_A)
+    b = record(Path("b.sse"), SERVER_ERROR, status=500, content_type=JSON_TYPE)
+    diff = diff_recordings(a, b)
+    app = DiffApp(diff, exit_code_of(diff))
+    app.animation_level = "none"
+    assert snap_compare(app, terminal_size=(100, 20), run_before=wait_loaded)
+
+
+def test_long_errors_are_shown_where_they_part() -> None:
+    """Two messages alike for their first 300 characters: each line shows the
+    place where they differ, not the start they share."""
+    from toolstream_tui.app.apps.diff import error_lines
+
+    shared = "x" * 300
+    line_a, line_b = error_lines({"a": shared + " request req_1", "b": shared + " request req_2"})
+    assert "req_1" in line_a.plain and "req_2" in line_b.plain
+    assert line_a.plain.startswith("error       A …") and line_b.plain.startswith(" " * 12 + "B …")
+    assert len(line_a.plain) < 230
 
 
 async def test_q_quits_with_the_diff_exit_code() -> None:

@@ -16,17 +16,21 @@ from typing import Any
 
 from ..core import StreamSession, StreamState
 from ..core.dialects.detect import DIALECTS
-from ..core.diff import diff_states
+from ..core.diff import diff_states, failed_body
 from ..core.exit_codes import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_INTERRUPTED, EXIT_TROUBLE
 from ..core.report import printable_json
 from ..core.visible import inert
 from ..sources import TransportError, pump
 from ..sources.base import UNREADABLE, SourceItems, plain_reason
-from ..sources.recording import RecordingError
+from ..sources.recording import RecordingError, timing_path
 from ..sources.replay import ReplaySource, open_regular
+from ..views.words import plural
 from .common import missing_terminal
 
 PROG = "toolstream-tui diff"
+REASON_CHARS = 100  # of why a file is not a recording: its error may quote its bytes
+# What a dialect notes when it makes nothing of an event (or of a part of one)
+IGNORED_EVENT_KINDS = frozenset({"unknown-event", "data-not-json", "unexpected-shape"})
 
 
 class Unreadable(Exception):
@@ -36,9 +40,11 @@ class Unreadable(Exception):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Replay two recordings and compare their text, tool calls and anomalies. "
-        "Fragment boundaries are reported but never count as a difference. "
-        "Exit status: 0 identical, 1 different, 2 trouble.",
+        description="Replay two recordings and compare how each ended (status, HTTP status, "
+        "error, finish reason, the body of a failed response), their text, tool calls and "
+        "anomalies. Fragment boundaries are reported but never count as a difference. "
+        "Exit status: 0 identical, 1 different, 2 trouble (a file that cannot be read as "
+        "a recording of a stream).",
     )
     parser.add_argument("a", metavar="A", type=Path, help="the first recording")
     parser.add_argument("b", metavar="B", type=Path, help="the second recording")
@@ -72,12 +78,58 @@ async def _refusing_unreadable(items: SourceItems) -> SourceItems:
 
 
 def replay_state(path: Path, dialect: str | None) -> StreamState:
-    """The recording replayed as fast as possible into a fresh session."""
+    """The recording replayed as fast as possible into a fresh session; one that
+    holds no stream to compare is trouble (see `check_stream`)."""
     check_readable(path)
+    bare = not timing_path(path).exists()
     source = ReplaySource(path, speed=0)
     session = StreamSession(source.label, dialect, live=False)
     asyncio.run(pump(_refusing_unreadable(source.items()), session, lambda events: None))
+    check_stream(path, session, bare)
     return session.state
+
+
+def check_stream(path: Path, session: StreamSession, bare: bool) -> None:
+    """Refuse, as an empty file is refused, what could not be read as a stream at
+    all: without a timing file to say a response came, bytes that failed to be
+    read as events or as a JSON answer; or events of which the dialect ignored
+    some and understood nothing else (a stream of another dialect, say).
+    Comparing either would call any two such files identical. A recorded response
+    that was not a stream (an HTTP error, a page) is an outcome: it is compared."""
+    state = session.state
+    if bare and state.error is not None and failed_body(state) is not None:
+        raise Unreadable(f"not a recording of a stream: {path}: {cut(state.error)}")
+    ignored = ignored_events(state)
+    if ignored and nothing_came(state):
+        raise Unreadable(
+            f"nothing in {path} could be read as {state.dialect} "
+            f"({min(ignored, state.events)} of its {plural(state.events, 'event')} ignored)"
+        )
+
+
+def cut(message: str) -> str:
+    return message if len(message) <= REASON_CHARS else message[:REASON_CHARS] + "…"
+
+
+def ignored_events(state: StreamState) -> int:
+    """How many events the dialect made nothing of (an event may be noted twice)."""
+    return sum(
+        anomaly.count
+        for anomaly in state.anomalies
+        if anomaly.index is None and anomaly.kind in IGNORED_EVENT_KINDS
+    )
+
+
+def nothing_came(state: StreamState) -> bool:
+    """Events came, and no text, no call, no finish or finish reason, no error."""
+    understood = (
+        len(state.text_pieces)
+        or state.calls
+        or state.finished
+        or state.finish_reason is not None
+        or state.error is not None
+    )
+    return state.events > 0 and not understood
 
 
 def diff_recordings(a: Path, b: Path, dialect: str | None = None) -> dict[str, Any]:

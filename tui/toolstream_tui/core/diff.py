@@ -212,6 +212,8 @@ def lane_diff(index: int, a: StreamState, b: StreamState) -> Entry:
 def _differing_facts(a: StreamState, b: StreamState) -> dict[str, Any]:
     facts = {
         "status": (a.status.value, b.status.value),
+        "http_status": (a.http_status, b.http_status),
+        "error": (a.error, b.error),
         "dialect": (a.dialect, b.dialect),
         "finish_reason": (a.finish_reason, b.finish_reason),
     }
@@ -229,12 +231,38 @@ def text_diff(a: StreamState, b: StreamState) -> dict[str, Any]:
     }
 
 
+def failed_body(state: StreamState) -> tuple[str, int] | None:
+    """The body of a response that failed without being read as a stream (an HTTP
+    error's body, a page where a stream was expected), with its whole length: all
+    that is left of what came. A JSON answer that was read is compared by its text
+    and calls instead, as a stream is: its body holds a fresh id and time per run."""
+    if state.error is None or state.body is None:
+        return None
+    return state.body, state.body_chars if state.body_chars is not None else len(state.body)
+
+
+def body_diff(a: StreamState, b: StreamState) -> dict[str, Any] | None:
+    """Where two failed bodies part (None when neither side has one). A length is
+    None on a side without one. The state keeps a body's start only; past it, the
+    whole lengths tell the bodies apart."""
+    body_a, body_b = failed_body(a), failed_body(b)
+    if body_a is None and body_b is None:
+        return None
+    kept_a, length_a = body_a if body_a is not None else ("", None)
+    kept_b, length_b = body_b if body_b is not None else ("", None)
+    at = first_difference(kept_a, kept_b)
+    if at is None and length_a != length_b:
+        at = len(kept_a)
+    return {"equal": at is None, "first_difference": at, "length_a": length_a, "length_b": length_b}
+
+
 def diff_states(a: StreamState, b: StreamState) -> dict[str, Any]:
-    """Compare two streams. Keys: `identical`; `sources`; `status`, `dialect`,
-    `finish_reason` as `{"a", "b"}` only where they differ; `text` (equal flag,
-    first differing character); `anomalies` for the stream as a whole (index
-    None) present on one side only; `lanes`, one per tool-call index of either
-    side, sorted.
+    """Compare two streams. Keys: `identical`; `sources`; `status`, `http_status`,
+    `error`, `dialect`, `finish_reason` as `{"a", "b"}` only where they differ;
+    `text` (equal flag, first differing character); `body`, shaped as `text`, only
+    where a side failed with a body that was not read as a stream (see
+    `failed_body`); `anomalies` for the stream as a whole (index None) present on
+    one side only; `lanes`, one per tool-call index of either side, sorted.
 
     `identical` ignores fragment boundaries, fragment counts and call ids: the
     network cuts every run differently and providers mint new ids, so those are
@@ -243,12 +271,14 @@ def diff_states(a: StreamState, b: StreamState) -> dict[str, Any]:
     lanes = [lane_diff(index, a, b) for index in indices]
     facts = _differing_facts(a, b)
     text = text_diff(a, b)
+    body = body_diff(a, b)
     stream_anomalies = one_sided_anomalies(
         _for_index(a.anomalies, None), _for_index(b.anomalies, None)
     )
     identical = (
         not facts
         and text["equal"]
+        and (body is None or body["equal"])
         and not _has_any(stream_anomalies)
         and all(lane["identical"] for lane in lanes)
     )
@@ -257,6 +287,7 @@ def diff_states(a: StreamState, b: StreamState) -> dict[str, Any]:
         "sources": {"a": a.source, "b": b.source},
         **facts,
         "text": text,
+        **({} if body is None else {"body": body}),
         "anomalies": stream_anomalies,
         "lanes": lanes,
     }

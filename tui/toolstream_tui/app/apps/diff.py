@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...core.diff import first_difference
 from ...core.exit_codes import EXIT_TROUBLE
 from ...core.visible import inert
 from ..signals import quit_on_signals
@@ -24,10 +25,17 @@ from ..widgets.key_footer import KeyFooter
 VALUE_CHARS = 60  # a value longer than this is cut, with its full length said
 OFFSETS_SHOWN = 8  # one-sided boundary offsets listed before "…"
 LABEL_WIDTH = 12  # the label column, its last cell always a space
+ERROR_CHARS = 200  # of an error message shown; a longer one is shown around where they part
+ERROR_CONTEXT = 40  # characters kept before where two long messages part
 
 Lane = dict[str, Any]
 SIDE_STYLE = {"a": "red", "b": "green"}
-STREAM_FACT_LABELS = {"status": "status", "dialect": "dialect", "finish_reason": "finish"}
+STREAM_FACT_LABELS = {
+    "status": "status",
+    "http_status": "HTTP status",
+    "dialect": "dialect",
+    "finish_reason": "finish",
+}
 CHANGE_MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow")}
 
 
@@ -76,7 +84,9 @@ def stream_differs(diff: dict[str, Any]) -> bool:
     anomalies = diff["anomalies"]
     return (
         any(fact in diff for fact in STREAM_FACT_LABELS)
+        or "error" in diff
         or not diff["text"]["equal"]
+        or not diff.get("body", {"equal": True})["equal"]
         or bool(anomalies["only_a"] or anomalies["only_b"])
     )
 
@@ -227,17 +237,60 @@ def stream_lines(diff: dict[str, Any]) -> list[Text]:
             line = labelled(label)
             line.append_text(a_to_b(diff[fact]["a"], diff[fact]["b"]))
             lines.append(line)
+    if "error" in diff:
+        lines.extend(error_lines(diff["error"]))
     if not lines:
         lines.append(Text("status, dialect and finish reason: the same", "dim"))
-    text = diff["text"]
-    line = labelled("text")
-    if text["equal"]:
-        line.append(f"equal ({text['length_a']} chars)", "green")
-    else:
-        line.append(f"differs from char {text['first_difference']}", "yellow")
-        line.append(f"  (A {text['length_a']} chars, B {text['length_b']})", "dim")
-    lines.append(line)
+    lines.append(compared_line("text", diff["text"]))
+    if "body" in diff:
+        lines.append(compared_line("body", diff["body"]))
     return [*lines, *anomaly_lines(diff["anomalies"])]
+
+
+def compared_line(label: str, compared: dict[str, Any]) -> Text:
+    """The text, or a failed response's body: equal, or where the two part. A body's
+    length is None on a side that has none."""
+    line = labelled(label)
+    length_a, length_b = compared["length_a"], compared["length_b"]
+    if compared["equal"]:
+        line.append(f"equal ({length_a} chars)", "green")
+    elif length_a is None or length_b is None:
+        line.append("differs", "yellow")
+        line.append(f"  (A {_chars(length_a)}, B {_chars(length_b)})", "dim")
+    else:
+        line.append(f"differs from char {compared['first_difference']}", "yellow")
+        line.append(f"  (A {length_a} chars, B {length_b})", "dim")
+    return line
+
+
+def _chars(length: int | None) -> str:
+    return "none" if length is None else f"{length} chars"
+
+
+def error_lines(errors: dict[str, str | None]) -> list[Text]:
+    """Each side's error on its own line: two messages often share a long start."""
+    a, b = errors["a"], errors["b"]
+    at = first_difference(a or "", b or "") or 0
+    lines = []
+    for side, message in (("a", a), ("b", b)):
+        line = labelled("error" if side == "a" else "")
+        line.append(f"{side.upper()} ", "bold")
+        if message is None:
+            line.append("none", "dim")
+        else:
+            line.append(inert(_around(message, at)), SIDE_STYLE[side])
+        lines.append(line)
+    return lines
+
+
+def _around(message: str, at: int) -> str:
+    """The message whole when short, else ERROR_CHARS of it from shortly before `at`."""
+    if len(message) <= ERROR_CHARS:
+        return message
+    start = max(0, min(at - ERROR_CONTEXT, len(message) - ERROR_CHARS))
+    head = "…" if start else ""
+    tail = "…" if start + ERROR_CHARS < len(message) else ""
+    return head + message[start : start + ERROR_CHARS] + tail
 
 
 def joined(lines: list[Text]) -> Text:
