@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 from ..core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_LINT, EXIT_OK
 from ..core.report import exit_code, printable_json
 from ..core.visible import inert
+from ..process import write_out
 from ..proxy.pipe import Exchange, Note, ResponseEnd
 from ..proxy.requests import RequestList, RequestRecord
 from ..proxy.server import ProxiedResponse
 from ..sources import Limits
 from ..sources.captures import NOT_TIMED, Capture, CaptureEntry
-from .common import limits_of, lint_failures
+from .common import limits_of, lint_failures, one_line_summary
 
 if TYPE_CHECKING:
     from ..app.apps.proxy import RequestListApp
@@ -69,12 +70,15 @@ async def print_reports(capture: Capture, args: argparse.Namespace, fail_on: fro
     codes = []
     for entry in capture.streams:
         record = log.records[entry.number]
-        sys.stdout.write(printable_json(entry_summary(record, capture), compact=True))
-        failures = lint_failures(record.session.state, fail_on)
+        state = record.session.state
+        write_out(printable_json(entry_summary(record, capture), compact=True))
+        summary = one_line_summary(state)
+        failures = lint_failures(state, fail_on)
+        for line in [summary] if summary else []:
+            print(f"{PROG}: entry {entry.number}: {inert(line)}", file=sys.stderr)
         for line in failures:
             print(f"{PROG}: entry {entry.number}: {inert(line)}", file=sys.stderr)
-        codes.append(exit_code(record.session.state) or (EXIT_LINT if failures else EXIT_OK))
-    sys.stdout.flush()
+        codes.append(exit_code(state) or (EXIT_LINT if failures else EXIT_OK))
     return worst(codes)
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from ..core import StreamState
 from ..core.anomaly_kinds import ANOMALY_KINDS
+from ..core.events import Status
 from ..core.exit_codes import EXIT_FAILED, EXIT_USAGE
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
@@ -22,6 +23,8 @@ from ..sources import Limits
 
 DISTRIBUTION = "toolstream-tui"
 Number = TypeVar("Number", int, float)
+# The anomalies that say why a stream stopped before its finish.
+STOP_ANOMALY_KINDS = ("limit-reached", "connection-lost", "idle-timeout")
 
 
 def number_from(
@@ -169,6 +172,33 @@ def listed_kinds(value: str) -> list[str]:
     if not all(items):
         raise UsageError(f"--fail-on {value!r}: an empty anomaly kind between its commas")
     return items
+
+
+def one_line_summary(state: StreamState) -> str | None:
+    """Why a stream did not end well, in one line for stderr (None: it did)."""
+    if state.status is Status.ERROR:
+        return state.error
+    if state.status is Status.TRUNCATED:
+        why = next(
+            (a.detail for a in state.anomalies if a.kind in STOP_ANOMALY_KINDS),
+            None,
+        )
+        cause = f": {why}" if why else ""
+        return f"stream truncated before the finish after {state.events} events{cause}"
+    failed = [slot for slot in state.calls.values() if slot.error]
+    if failed:
+        slot = failed[0]
+        return f"call {slot.index} ({slot.name}): {slot.error}"
+    rejected = [slot for slot in state.calls.values() if slot.schema_errors]
+    if rejected:
+        slot = rejected[0]
+        first = slot.schema_errors[0]
+        count = len(slot.schema_errors)
+        return (
+            f"call {slot.index} ({slot.name}): {count} schema error{'s' * (count != 1)}; "
+            f"first at {first.path}: {first.message}"
+        )
+    return None
 
 
 def lint_failures(state: StreamState, kinds: frozenset[str]) -> list[str]:

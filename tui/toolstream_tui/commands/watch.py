@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, cast
 from ..core import StreamSession, exit_code
 from ..core.anomaly_kinds import ANOMALY_KINDS, dialects_naming, kinds_of
 from ..core.dialects.detect import DIALECTS
-from ..core.events import Status
 from ..core.exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_LINT
 from ..core.visible import inert
 from ..otlp import OtlpUnavailable
@@ -45,6 +44,7 @@ from .common import (
     missing_terminal,
     named_path,
     number_from,
+    one_line_summary,
 )
 from .time_travel import (
     Until,
@@ -65,7 +65,6 @@ PROG = "toolstream-tui"
 
 
 # The anomalies that say why a stream stopped before its finish.
-STOP_ANOMALY_KINDS = ("limit-reached", "connection-lost", "idle-timeout")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -302,33 +301,6 @@ def anomaly_list(dialect: str | None) -> str:
     return "\n".join(lines)
 
 
-def one_line_summary(session: StreamSession) -> str | None:
-    state = session.state
-    if state.status is Status.ERROR:
-        return state.error
-    if state.status is Status.TRUNCATED:
-        why = next(
-            (a.detail for a in state.anomalies if a.kind in STOP_ANOMALY_KINDS),
-            None,
-        )
-        cause = f": {why}" if why else ""
-        return f"stream truncated before the finish after {state.events} events{cause}"
-    failed = [slot for slot in state.calls.values() if slot.error]
-    if failed:
-        slot = failed[0]
-        return f"call {slot.index} ({slot.name}): {slot.error}"
-    rejected = [slot for slot in state.calls.values() if slot.schema_errors]
-    if rejected:
-        slot = rejected[0]
-        first = slot.schema_errors[0]
-        count = len(slot.schema_errors)
-        return (
-            f"call {slot.index} ({slot.name}): {count} schema error{'s' * (count != 1)}; "
-            f"first at {first.path}: {first.message}"
-        )
-    return None
-
-
 def watch_options(args: argparse.Namespace, otlp: OtlpExport | None = None) -> WatchOptions:
     from ..watching.options import WatchOptions  # the app's options: a headless run needs none
 
@@ -389,7 +361,7 @@ def report_headless(
         from ..otlp.watching import send_and_close
 
         send_and_close(otlp, span, session, PROG)
-    summary = one_line_summary(session)
+    summary = one_line_summary(session.state)
     if summary:
         print(f"{PROG}: {inert(summary)}", file=sys.stderr)
     failures = lint_failures(session.state, fail_on)

@@ -251,7 +251,7 @@ def har_entry(entry: Any, number: int, name: str, attachment: Attachment) -> Cap
     head_t, end_t, timing_notes = har_timings(entry.get("timings"))
     content = _object(response, "content", where)
     body, body_notes, unreadable = har_body(content, attachment)
-    status = _status(response.get("status"))
+    status = _har_status(response.get("status"))
     has_response = status is not None and status > 0
     notes = (*timing_notes, *body_notes) if has_response else ()
     unreadable = unreadable or body_cut(content, body)
@@ -634,6 +634,14 @@ def _body_bytes(content: Any) -> bytes | None:
 def _status(value: Any) -> int | None:
     """A flow's status code; None when it has none (a response the flow cannot give)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _har_status(value: Any) -> int | None:
+    """A HAR entry's status: written as text (`"200"`, as some HAR writers do), the
+    same code."""
+    if isinstance(value, str) and value.isascii() and value.isdecimal() and len(value) <= 3:
+        return int(value)
+    return _status(value)
 
 
 def _number(value: Any) -> float | None:
