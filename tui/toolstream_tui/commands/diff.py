@@ -20,8 +20,9 @@ from ..core.diff import diff_states, failed_body
 from ..core.exit_codes import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_INTERRUPTED, EXIT_TROUBLE
 from ..core.report import printable_json
 from ..core.visible import inert
+from ..process import plain_reason, write_out
 from ..sources import TransportError, pump
-from ..sources.base import UNREADABLE, SourceItems, plain_reason
+from ..sources.base import UNREADABLE, SourceItems
 from ..sources.recording import RecordingError, timing_path
 from ..sources.replay import ReplaySource, open_regular
 from ..views.words import plural
@@ -143,7 +144,7 @@ def exit_code_of(diff: dict[str, Any]) -> int:
 def show(diff: dict[str, Any], headless: bool) -> int:
     code = exit_code_of(diff)
     if headless:
-        sys.stdout.write(printable_json(diff))
+        write_out(printable_json(diff))
         return code
     from ..app.apps.diff import run_diff_app  # Textual loads only for the UI
 

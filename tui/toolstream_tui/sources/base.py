@@ -9,7 +9,6 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol
 
 from ..core.records import FrozenRecord
-from ..process import plain_reason as plain_reason  # where commands/diff.py still looks
 
 Clock = Callable[[], float]
 monotonic: Clock = time.monotonic
