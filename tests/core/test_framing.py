@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,6 +132,32 @@ def test_stray_quotes_brackets_and_backslashes_frame_the_same_however_cut(
 def test_an_element_cut_short_is_the_trailing_text() -> None:
     events, trailing = run(JSONArrayDecoder(), b'[{"a": 1},\r\n{"b": "cut', [5])
     assert (events, trailing) == (['{"a": 1}'], '{"b": "cut')
+
+
+@pytest.mark.parametrize(
+    "last", [b'{"b": "cut', b'{"b": [1, ', b"[1, 2", b'"a string', b'{"b": {"c": 1}\r']
+)
+def test_a_last_line_cut_inside_its_value_is_the_trailing_text(last: bytes) -> None:
+    """As an SSE event without its blank line, or an array element never ended."""
+    body = b'{"a": 1}\n' + last
+    cuts = list(range(len(body)))
+    assert run(LineDecoder(), body, cuts) == (['{"a": 1}'], last.decode())
+
+
+@pytest.mark.parametrize(
+    ("last", "event"),
+    [
+        (b'{"b": 2}', '{"b": 2}'),
+        (b'{"b": 2}\r', '{"b": 2}'),
+        (b'{"b": "]}"}', '{"b": "]}"}'),
+        (b"not json", "not json"),
+        (b'{"b": 2}}', '{"b": 2}}'),
+    ],
+)
+def test_a_last_line_without_its_newline_that_ended_its_value_is_an_event(
+    last: bytes, event: str
+) -> None:
+    assert run(LineDecoder(), b'{"a": 1}\n' + last, []) == (['{"a": 1}', event], "")
 
 
 def test_an_oversized_line_stops_the_framing_and_keeps_the_rest() -> None:

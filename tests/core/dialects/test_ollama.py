@@ -190,10 +190,17 @@ def test_a_stream_without_a_done_line_is_truncated_and_keeps_its_calls() -> None
 
 
 def test_a_line_cut_at_the_end_is_kept_and_noted() -> None:
-    body = ndjson(line(content="Hi")) + b'{"model":"llama3.2","message":{"role":"assis'
-    r = run(body, content_type=NDJSON)
-    assert r.report["status"] == "truncated"
+    cut = '{"model":"llama3.2","message":{"role":"assis'
+    r = run(ndjson(line(content="Hi")) + cut.encode(), content_type=NDJSON)
+    assert (r.report["status"], r.report["events"]) == ("truncated", 1)
     assert r.report["text"] == "Hi"
+    assert r.report["trailing"] == cut
+    assert r.anomaly("unterminated-event")["event"] == 1
+
+
+def test_a_last_line_without_its_newline_that_is_not_json_is_an_event() -> None:
+    r = run_lines(line(content="Hi"), "not json", final_eol=False)
+    assert (r.report["events"], r.report["trailing"]) == (2, "")
     assert "data-not-json" in r.kinds
 
 
@@ -297,10 +304,16 @@ def test_a_non_streaming_body_is_read_whole() -> None:
     assert [(c["id"], c["name"], c["arguments"]) for c in r.calls] == [("call_1", "f", {"x": 1})]
 
 
-def test_a_non_streaming_body_that_is_not_done_still_finishes() -> None:
-    body = line(content="Hi")  # done: false, as no server sends it whole
+def test_a_body_that_is_one_line_not_done_is_a_stream_cut_after_it() -> None:
+    body = line(content="Hi")  # done: false: a whole response is always done
     r = run(json.dumps(body).encode(), content_type="application/json")
-    assert (r.report["dialect"], r.report["status"]) == ("ollama", "finished")
+    assert (r.report["dialect"], r.report["status"], r.report["events"]) == (
+        "ollama",
+        "truncated",
+        1,
+    )
+    assert r.report["text"] == "Hi"
+    assert "content-type-not-sse" in r.kinds
 
 
 # -- detection ------------------------------------------------------------------------

@@ -450,15 +450,15 @@ def test_quiet_chunks_change_nothing() -> None:
     assert r.report["anomalies"] == []
 
 
-def test_a_chunk_as_a_complete_json_body_is_read_as_that_chunk() -> None:
+def test_a_chunk_as_a_complete_json_body_is_read_as_a_stream_of_that_chunk() -> None:
     body = json.dumps(chunk("error", errorText="nope")).encode()
     session = StreamSession("test", dialect=AI_SDK)
     session.open(200, "application/json")
     session.feed(body, 0.0)
     session.close(1.0)
     report = build_report(session.state)
-    assert report["status"] == "error"
-    assert [a["kind"] for a in report["anomalies"]] == ["unexpected-shape", "error-event"]
+    assert (report["status"], report["events"]) == ("error", 1)
+    assert [a["kind"] for a in report["anomalies"]] == ["content-type-not-sse", "error-event"]
 
 
 # -- hypothesis: any inputs, any deltas, interleaved, any writes ---------------------------------

@@ -4,7 +4,8 @@ Every framing hands its events on as `SSEEvent`s (numbered from 1, the payload
 text in `data`), so one path takes them to the dialects, the raw log and the
 recordings whatever the wire:
 
-- NDJSON (`application/x-ndjson`, Ollama): one JSON value per line;
+- NDJSON (`application/x-ndjson`, Ollama): one JSON value per line (a last line
+  cut inside its value is the trailing text);
 - a JSON array written progressively (Gemini's `streamGenerateContent` without
   `alt=sse`): one event per element, handed on as soon as it is complete;
 - AWS event-stream frames (Bedrock): `eventstream.EventStreamDecoder`.
@@ -121,11 +122,13 @@ class LineDecoder(NoProblems):
 
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: a last line without its newline is still an event (many
-        servers end that way); past the limit, the rest is the trailing text."""
+        servers end that way), unless it ends inside a value: then it was cut, and
+        it is the trailing text, as an SSE event without its blank line is. Past
+        the limit, the rest is the trailing text."""
         tail = bytes(self._buffer)
         self._buffer.clear()
         self.long_digit_runs = True
-        if self.oversized:
+        if self.oversized or _ends_inside_a_value(tail):
             text, valid = decode_utf8(tail)
             self.invalid_tail = not valid
             return [], text
@@ -287,6 +290,11 @@ class JSONArrayDecoder(NoProblems):
             if self._start is not None:
                 self._start = 0
 
+    @property
+    def inside_value(self) -> bool:
+        """The bytes so far end inside an element that is an object, array or string."""
+        return self._start is not None and not self._scalar
+
     def close(self) -> tuple[list[SSEItem], str]:
         """End of stream: an element never ended is the trailing text."""
         tail = b"" if self._start is None else bytes(self._buffer[self._start :])
@@ -294,3 +302,11 @@ class JSONArrayDecoder(NoProblems):
         text, valid = decode_utf8(tail)
         self.invalid_tail = not valid
         return [], text
+
+
+def _ends_inside_a_value(line: bytes) -> bool:
+    """Does the line end inside an object, an array or a string (a value cut short)?"""
+    scanner = JSONArrayDecoder()
+    scanner.opened = True  # a `[` here opens a value, not an array of events
+    scanner.feed(line)
+    return scanner.inside_value

@@ -19,9 +19,9 @@ from .dialects.base import Dialect, excerpt
 from .dialects.detect import make_dialect
 from .events import ResponseOpened, StreamEvent, WireComment, WireEvent
 from .eventstream import EVENTSTREAM_TYPE, EventStreamDecoder, looks_like_eventstream
-from .framing import NDJSON_TYPES, Framer, JSONArrayDecoder, LineDecoder
+from .framing import NDJSON_TYPES, Framer, JSONArrayDecoder, LineDecoder, decode_utf8
 from .schema import declared_tools
-from .sse import BOM, SSEComment, SSEDecoder
+from .sse import BOM, SSEComment, SSEDecoder, SSEEvent
 from .state import STALL_SECONDS, StreamState
 from .strict_json import loads_envelope
 
@@ -373,7 +373,8 @@ class StreamSession:
         self.state.note("dialect-unknown", None, detail, None)
 
     def _settle_body(self, t: float) -> None:
-        body = b"".join(self._body).decode("utf-8", errors="replace")
+        raw = b"".join(self._body)
+        body = raw.decode("utf-8", errors="replace")
         self._body = []
         self.state.body = body[:REPORTED_CHARS]
         self.state.body_chars = len(body)
@@ -383,7 +384,7 @@ class StreamSession:
             self.state.fail(f"HTTP {status}{retry}: {_error_message(body)}")
             self.dialect.settle(_json_or_none(body))
         elif self.mode == "json":
-            self._settle_json(body)
+            self._settle_json(raw, body, t)
         elif _looks_like_sse(body):
             self.state.note(
                 "content-type-not-sse",
@@ -405,10 +406,27 @@ class StreamSession:
                 f"{excerpt(body.strip())}"
             )
 
-    def _settle_json(self, body: str) -> None:
+    def _settle_json(self, raw: bytes, body: str, t: float) -> None:
         try:
             payload = loads_envelope(body)
         except ValueError as exc:
             self.state.fail(f"JSON response does not parse: {exc}")
             return
-        self.dialect.on_completion(payload)
+        if self.dialect.takes_as_chunk(payload):
+            self._read_as_one_event(raw, t)
+        else:
+            self.dialect.on_completion(payload)
+
+    def _read_as_one_event(self, raw: bytes, t: float) -> None:
+        """A body that is one event of a stream, not a complete response: a stream
+        cut after that event (truncated unless the event was the finish), read as
+        one NDJSON line, whole even when it spans lines."""
+        if self.content_type:
+            detail = f"a stream sent as {self.content_type}"
+            self.state.note("content-type-not-sse", None, detail, None)
+        self.mode = "ndjson"
+        self.state.body = self.state.body_chars = None
+        self.decoder = LineDecoder(self.max_event_bytes)
+        text, valid = decode_utf8(raw.removeprefix(BOM).strip())
+        self.decoder.dispatched = 1
+        self._take_sse([SSEEvent(1, "", text, None, None, valid)], t)

@@ -106,6 +106,11 @@ class AnthropicMessagesDialect(Dialect):
     def claims_completion(cls, body: dict[str, Any]) -> bool:
         return body.get("type") in ("message", "error")
 
+    @classmethod
+    def claims_chunk(cls, body: dict[str, Any]) -> bool:
+        kind = body.get("type")
+        return isinstance(kind, str) and kind in MESSAGE_EVENTS
+
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._blocks: dict[int, Block] = {}

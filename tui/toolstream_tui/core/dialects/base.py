@@ -86,6 +86,12 @@ class Dialect:
         """Is this complete (non-streaming) JSON body this dialect's?"""
         return False
 
+    @classmethod
+    def claims_chunk(cls, body: dict[str, Any]) -> bool:
+        """Is this JSON body one of this dialect's stream events, not a complete
+        response (a stream cut after its first event, saved or sent as one body)?"""
+        return False
+
     def __init__(self, state: StreamState) -> None:
         self.state = state
         self.event = 0  # number of the SSE event being handled
@@ -105,6 +111,10 @@ class Dialect:
 
     def handle(self, event: SSEEvent) -> None:
         raise NotImplementedError
+
+    def takes_as_chunk(self, body: Any) -> bool:
+        """Is this body, one JSON value, an event of a stream (see `claims_chunk`)?"""
+        return isinstance(body, dict) and self.claims_chunk(body)
 
     def on_completion(self, body: Any) -> None:
         """A complete, non-streaming response body."""

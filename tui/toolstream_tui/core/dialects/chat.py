@@ -18,6 +18,7 @@ from ..strict_json import loads, loads_envelope
 from .base import Dialect, as_list, as_text, compact_json, excerpt, gap_detail, index_in_range
 
 DONE = "[DONE]"
+CHUNK_OBJECT = "chat.completion.chunk"
 TEXT_CHANNELS = {
     "content": Channel.CONTENT,
     "reasoning_content": Channel.REASONING,
@@ -74,6 +75,16 @@ class ChatCompletionsDialect(Dialect):
     @classmethod
     def claims_completion(cls, body: dict[str, Any]) -> bool:
         return "choices" in body or str(body.get("object", "")).startswith("chat.completion")
+
+    @classmethod
+    def claims_chunk(cls, body: dict[str, Any]) -> bool:
+        """A `chat.completion.chunk`; without an `object`, a choice with a `delta`
+        (a completion's choice has a `message`)."""
+        if "object" in body:
+            return isinstance(body["object"], str) and body["object"] == CHUNK_OBJECT
+        choices = body.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        return isinstance(first, dict) and "delta" in first and "message" not in first
 
     def __init__(self, state: StreamState) -> None:
         super().__init__(state)

@@ -87,6 +87,11 @@ class CohereDialect(Dialect):
         message = body.get("message")
         return isinstance(message, dict) and "finish_reason" in body and "choices" not in body
 
+    @classmethod
+    def claims_chunk(cls, body: dict[str, Any]) -> bool:
+        kind = body.get("type")
+        return isinstance(kind, str) and kind in COHERE_EVENTS
+
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._calls: dict[int, Call] = {}  # by wire index

@@ -98,6 +98,11 @@ class DetectingDialect(Dialect):
         if name is not None:
             self._choose(name)
 
+    def takes_as_chunk(self, body: Any) -> bool:
+        if self.chosen is not None:
+            return self.chosen.takes_as_chunk(body)
+        return isinstance(body, dict) and any(d.claims_chunk(body) for d in DIALECTS.values())
+
     def on_completion(self, body: Any) -> None:
         if self.chosen is None:
             self._choose(dialect_of_completion(body))

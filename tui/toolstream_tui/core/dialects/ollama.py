@@ -52,6 +52,11 @@ class OllamaDialect(Dialect):
     def claims_completion(cls, body: dict[str, Any]) -> bool:
         return _is_response(body)
 
+    @classmethod
+    def claims_chunk(cls, body: dict[str, Any]) -> bool:
+        """A line that is not the last: a whole response is always `done`."""
+        return _is_response(body) and body["done"] is False
+
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._indexes: set[int] = set()  # function.index values seen

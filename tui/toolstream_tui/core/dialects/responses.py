@@ -116,6 +116,11 @@ class OpenAIResponsesDialect(Dialect):
     def claims_completion(cls, body: dict[str, Any]) -> bool:
         return body.get("object") == "response"
 
+    @classmethod
+    def claims_chunk(cls, body: dict[str, Any]) -> bool:
+        kind = body.get("type")
+        return isinstance(kind, str) and kind.startswith("response.")
+
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._items: dict[int, Item] = {}

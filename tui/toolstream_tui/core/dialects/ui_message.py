@@ -70,6 +70,21 @@ QUIET_TYPES = frozenset(
 TEXT_CHANNELS = {"text": Channel.CONTENT, "reasoning": Channel.REASONING}
 
 
+def _is_chunk(payload: dict[str, Any]) -> bool:
+    """One of this protocol's chunks (it has no other JSON: no complete response)."""
+    kind = payload.get("type")
+    if not isinstance(kind, str):
+        return False
+    if kind in CLAIMED_TYPES:
+        return True
+    # Plain names other streams could use count only with this protocol's fields.
+    if kind == "text-delta":
+        return isinstance(payload.get("id"), str) and isinstance(payload.get("delta"), str)
+    if kind == "error":
+        return isinstance(payload.get("errorText"), str)
+    return False
+
+
 class ToolInput:
     __slots__ = ("got_delta", "settled", "slot", "text_input")
 
@@ -108,17 +123,11 @@ class UIMessageStreamDialect(Dialect):
 
     @classmethod
     def claims_event(cls, event: SSEEvent, payload: dict[str, Any] | None) -> bool:
-        if payload is None:
-            return False
-        kind = payload.get("type")
-        if kind in CLAIMED_TYPES:
-            return True
-        # Plain names other streams could use count only with this protocol's fields.
-        if kind == "text-delta":
-            return isinstance(payload.get("id"), str) and isinstance(payload.get("delta"), str)
-        if kind == "error":
-            return isinstance(payload.get("errorText"), str)
-        return False
+        return payload is not None and _is_chunk(payload)
+
+    @classmethod
+    def claims_chunk(cls, body: dict[str, Any]) -> bool:
+        return _is_chunk(body)
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
