@@ -22,8 +22,11 @@ class _Terminated(Exception):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolstream-stub",
-        description="Serve scripted LLM tool-call streams on 127.0.0.1 until Ctrl+C or SIGTERM: "
-        "every scenario at every provider's path, framed as that provider frames it.",
+        description="Serve scripted LLM tool-call streams on 127.0.0.1 until Ctrl+C or SIGTERM. "
+        "Each scenario is sent in its own dialect and framing at whatever path is asked: "
+        "every provider's streaming path (/v1/chat/completions, /v1/messages, /api/chat, ...) "
+        "serves --scenario, the same path after /scenarios/NAME serves scenario NAME, and "
+        "GET /scenarios lists them.",
     )
     parser.add_argument(
         "--scenario", metavar="NAME", default="demo", help="scenario to serve (default: demo)"
