@@ -128,7 +128,8 @@ def add_limit_options(parser: argparse.ArgumentParser, idle_help: str = IDLE_HEL
         type=number_from(int, 1),
         default=MAX_EVENT_BYTES,
         metavar="N",
-        help=f"stop at an SSE event larger than N bytes, keeping what came "
+        help="stop at an event larger than N bytes (an SSE event, NDJSON line, event-stream "
+        "frame, JSON array element, or a whole non-stream body), keeping what came "
         f"(default: {MAX_EVENT_BYTES})",
     )
     limits.add_argument(

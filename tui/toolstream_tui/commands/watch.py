@@ -186,7 +186,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         help="with --headless: exit 3 when an anomaly of one of these comma-separated kinds "
-        "occurs ('any' for every kind; --list-anomalies lists them), so CI can lint a server",
+        "occurs ('any' for every kind; --list-anomalies lists them; repeatable), so CI can lint a "
+        "server",
     )
     parser.add_argument(
         "--list-anomalies",
