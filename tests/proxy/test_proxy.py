@@ -1094,7 +1094,13 @@ def test_loopback_addresses(host: str, loopback: bool) -> None:
 
 @pytest.mark.parametrize(
     "upstream",
-    ["ftp://example.com", "api.openai.com", "https://api.openai.com/v1?key=x", "http://"],
+    [
+        "ftp://example.com",
+        "api.openai.com",
+        "https://api.openai.com/v1?key=x",
+        "http://",
+        "https://user:hunter2@api.openai.com",  # would be neither sent nor hidden
+    ],
 )
 def test_unusable_upstreams_are_refused(upstream: str) -> None:
     with pytest.raises(ValueError, match="--upstream"):

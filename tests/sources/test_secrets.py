@@ -196,6 +196,71 @@ def test_no_secret_reaches_report_recording_or_stderr(
     assert recorded_request["method"] == "GET"
 
 
+@pytest.mark.parametrize(
+    "value", [f"Bearer  {SECRET}", f"Bearer {SECRET}\r", f"\tBearer {SECRET} ", f" {SECRET}\n"]
+)
+def test_a_key_with_white_space_around_it_is_found_without_it(value: str) -> None:
+    """As a model echoes it back, or an error message shows it: without the spaces or
+    line end it was sent with (two spaces after Bearer, a key read with its CRLF)."""
+    assert SECRET in secrets_in("http://127.0.0.1/x", {"Authorization": value}, {})
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("Ocp-Apim-Subscription-Key", True),
+        ("X-Auth-Token", True),
+        ("x-amz-security-token", True),
+        ("X_Session", True),
+        ("x-ratelimit-remaining-tokens", False),  # a count: `tokens` is another word
+        ("anthropic-version", False),
+        ("Keep-Alive", False),
+    ],
+)
+def test_a_header_whose_name_says_credential_is_a_secret(name: str, secret: bool) -> None:
+    headers = {name: SECRET}
+    assert (SECRET in secrets_in("http://127.0.0.1/x", headers, {})) is secret
+    assert (Redactor([]).headers(headers)[name] == REDACTED) is secret
+
+
+@pytest.mark.parametrize(
+    ("url", "secrets"),
+    [
+        (f"http://user:{SECRET}@127.0.0.1/x", [SECRET]),
+        ("http://user:p%40ss%2Fword@127.0.0.1/x", ["p%40ss%2Fword", "p@ss/word"]),
+        (f"https://{SECRET}@127.0.0.1/x", [SECRET]),  # a token as the user name
+        ("https://alice@127.0.0.1/x", []),  # a name: redacting it would blank words
+    ],
+)
+def test_a_password_in_the_url_is_a_secret(url: str, secrets: list[str]) -> None:
+    assert secrets_in(url, {}, {}) == secrets
+    assert SECRET not in Redactor(secrets_in(url, {}, {})).url(url)
+
+
+def test_a_key_in_the_environment_is_a_secret_sent_or_not() -> None:
+    environ = {"OPENAI_API_KEY": SECRET, "CO_API_KEY": " ", "PATH": "/usr/bin"}
+    assert secrets_in("http://127.0.0.1/x", {}, environ) == [SECRET]
+
+
+def test_a_replayed_stream_never_shows_a_key_of_this_machine(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream saved elsewhere (`curl -o`) in which the model echoed the key back,
+    cut across two deltas: replayed where that key is set, it is redacted everywhere."""
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    half = len(SECRET) // 2
+    deltas = [f"my key is {SECRET[:half]}", f"{SECRET[half:]}, as asked"]
+    events = [{"choices": [{"index": 0, "delta": {"content": text}}]} for text in deltas]
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    saved = tmp_path / "echo.sse"
+    saved.write_text("".join(f"data: {json.dumps(event)}\n\n" for event in events))
+    bundle = tmp_path / "bundle"
+    result = cli("--headless", "--replay", str(saved), "--speed", "0", "--bundle", str(bundle))
+    assert json.loads(result.stdout)["text"] == f"my key is {REDACTED}, as asked"
+    written = "".join(path.read_text() for path in bundle.iterdir() if path.is_file())
+    assert SECRET not in result.stdout + result.stderr + written
+
+
 def screen_text(svg: str) -> str:
     """The characters an SVG screenshot shows, in order: the text of its `<text>`
     elements joined (a styled run of a line is an element of its own), entities

@@ -32,6 +32,11 @@ def parse_upstream(text: str) -> httpx.URL:
         raise UpstreamError(f"--upstream {text!r} must be an http:// or https:// URL with a host")
     if url.query or url.fragment:
         raise UpstreamError(f"--upstream {text!r} must not carry a query or a fragment")
+    if url.userinfo:  # never sent (each client sends its own credentials), never shown
+        raise UpstreamError(
+            "--upstream must not carry a user or password (user:password@): the proxy "
+            "passes on each client's own Authorization"
+        )
     return url
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..process import plain_reason
 from .base import (
@@ -26,6 +26,7 @@ from .base import (
     TransportError,
     monotonic,
 )
+from .key_variables import keys_set
 from .recording import (
     RecordedRead,
     RecordingError,
@@ -33,6 +34,9 @@ from .recording import (
     timing_path,
     timing_records,
 )
+
+if TYPE_CHECKING:
+    from .secrets import Redactor
 
 READ_PIECE = 64 * 1024  # the most of the body held at once; also a bare body's read size
 SSE_TYPE = "text/event-stream"
@@ -45,6 +49,17 @@ FILE_KINDS = {
 }
 
 
+def machine_keys_redactor() -> Redactor | None:
+    """A recording holds no secret of a request made here, but may hold a key of this
+    machine's (a stream saved elsewhere, `curl -o`, in which a model echoed it back).
+    None when no key is set, and the redaction modules stay unloaded."""
+    if not keys_set():
+        return None
+    from .secrets import Redactor, secrets_in
+
+    return Redactor(secrets_in("", {}))
+
+
 class ReplaySource:
     def __init__(self, path: Path, speed: float = 1.0, clock: Clock = monotonic) -> None:
         self.path = path
@@ -52,8 +67,13 @@ class ReplaySource:
         self.label = str(path)
         self._clock = clock
         self._t = 0.0  # the latest recorded time
+        self.redactor = machine_keys_redactor()
 
-    async def items(self) -> SourceItems:
+    def items(self) -> SourceItems:
+        items = self._items()
+        return items if self.redactor is None else self.redactor.stream(items)
+
+    async def _items(self) -> SourceItems:
         elapsed = Stopwatch(self._clock)
         self._t = 0.0
         replay = self._replay(elapsed)

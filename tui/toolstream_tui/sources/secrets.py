@@ -7,32 +7,34 @@ core/redact.py), before anything downstream sees them."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from contextlib import aclosing
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from ..core.redact import REDACTED, SecretPattern, SecretScrubber
-from .base import BodyChunk, ResponseHead, SourceItems, TransportError
+from .base import BodyChunk, RequestSent, ResponseHead, SourceItems, TransportError
+from .key_variables import BEDROCK_KEY, WELL_KNOWN_KEYS, keys_set
 
 ANTHROPIC_VERSION = "2023-06-01"
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
 )
+# A request header is a credential too when a word of its name says so
+# (Ocp-Apim-Subscription-Key, X-Auth-Token, X-Amz-Security-Token); whole words
+# only, so that x-ratelimit-remaining-tokens stays a count.
+SECRET_NAME_WORDS = frozenset(
+    {"key", "apikey", "token", "secret", "password", "auth", "credential", "credentials"}
+    | {"signature", "session", "cookie"}
+)
 # Never kept from a response: a cookie is a credential too.
 PRIVATE_RESPONSE_HEADERS = SECRET_HEADERS | {"set-cookie", "set-cookie2"}
 SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
-# A well-known provider's host, and the variables its SDK reads the key from (the
-# first one set wins, in the SDK's own order).
-WELL_KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "api.openai.com": ("OPENAI_API_KEY",),
-    "api.anthropic.com": ("ANTHROPIC_API_KEY",),
-    "generativelanguage.googleapis.com": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-    "api.cohere.com": ("CO_API_KEY",),
-    "api.cohere.ai": ("CO_API_KEY",),
-}
 BEDROCK_HOST = re.compile(r"bedrock-runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.com")
-BEDROCK_KEY = ("AWS_BEARER_TOKEN_BEDROCK",)  # a Bedrock API key is a bearer token
+# A URL's user name alone is a token (https://TOKEN@host) only when it is this long:
+# a short one is a name, and redacting it would blank ordinary words.
+TOKEN_AS_USER_MIN = 16
 GEMINI_METHOD = re.compile(r"/models/[^/]+:(?:stream)?[gG]enerateContent$")
 URLS_KEPT = 64  # a redactor's redacted URLs, for the requests that ask for the same again
 # A query that parse_qsl and urlencode give back as it is: name=value pairs of
@@ -84,20 +86,47 @@ def auth_headers(
     return {"Authorization": f"Bearer {key}"}
 
 
-def secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
-    found = []
+def is_secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or not SECRET_NAME_WORDS.isdisjoint(re.split(r"[-_]", lowered))
+
+
+def secrets_in(
+    url: str, headers: Mapping[str, str], environ: Mapping[str, str] = os.environ
+) -> list[str]:
+    """The secrets of a request to `url` with `headers`, and the keys in `environ`.
+    Each also without the white space around it: a key read from a file with its
+    line end, or sent after two spaces, is echoed back without them."""
+    found = keys_set(environ)
     for name, value in headers.items():
-        if name.lower() in SECRET_HEADERS:
+        if is_secret_header(name):
             found.append(value)
-            scheme, _, credential = value.partition(" ")
-            if credential and scheme.lower() in ("bearer", "basic", "token"):
+            scheme, _, credential = value.strip().partition(" ")
+            if scheme.lower() in ("bearer", "basic", "token"):
                 found.append(credential)
+    found += _userinfo_secrets(url)
     query = _query(url)
     if may_name_a_secret(query):
         for name, value in parse_qsl(query, keep_blank_values=True):
             if name.lower() in SECRET_QUERY:
                 found.append(value)
-    return found
+    found += [secret.strip() for secret in found]
+    return [secret for secret in dict.fromkeys(found) if secret.strip()]
+
+
+def _userinfo_secrets(url: str) -> list[str]:
+    """A password in the URL (user:password@host), as written and as sent; a user
+    name alone when it is long enough to be a token."""
+    if "@" not in url:
+        return []
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    if parts.password:
+        return [parts.password, unquote(parts.password)]
+    user = parts.username or ""
+    return [user, unquote(user)] if len(user) >= TOKEN_AS_USER_MIN else []
 
 
 def may_name_a_secret(query: str) -> bool:
@@ -168,9 +197,25 @@ class Redactor:
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         return {
-            name: REDACTED if name.lower() in SECRET_HEADERS else self.text(value)
+            name: REDACTED if is_secret_header(name) else self.text(value)
             for name, value in headers.items()
         }
+
+    def request(self, sent: RequestSent) -> RequestSent:
+        body = None if sent.body is None else self.text(sent.body)
+        return RequestSent(sent.method, self.url(sent.url), self.headers(sent.headers), body)
+
+    def head(self, head: ResponseHead) -> ResponseHead:
+        """The response head with no secret in its URL, reason, headers or redirects."""
+        return ResponseHead(
+            head.status,
+            head.content_type,
+            self.text(head.reason),
+            self.url(head.url),
+            self.headers(head.headers) if head.headers else head.headers,
+            tuple(map(self.url, head.redirects)),
+            head.t,
+        )
 
     def stream(self, items: SourceItems) -> SourceItems:
         """The items with every secret removed from the body (see core/redact.py:
@@ -183,7 +228,10 @@ class Redactor:
         last_t = 0.0
         async with aclosing(items):
             async for item in items:
-                if isinstance(item, ResponseHead):
+                if isinstance(item, RequestSent):
+                    item = self.request(item)
+                elif isinstance(item, ResponseHead):
+                    item = self.head(item)
                     scrubber = SecretScrubber(self.pattern, self.dialect)
                     scrubber.open(item.status, item.content_type)
                 elif isinstance(item, BodyChunk):
