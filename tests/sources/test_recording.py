@@ -406,6 +406,33 @@ def test_a_recording_whose_body_cannot_be_opened_leaves_no_timing_file(tmp_path:
 # -- 15.13: a bare body is read by what it is ---------------------------------------
 
 
+OLLAMA_LINE = (
+    b'{"model":"m","created_at":"2025-07-07T20:00:00Z",'
+    b'"message":{"role":"assistant","content":"Hel"},"done":false}\n'
+)
+
+
+@pytest.mark.parametrize("name", ["cut.ndjson", "cut.JSONL"])
+def test_an_ndjson_file_cut_in_its_first_line_is_a_truncated_stream(
+    cli: CliRunner, tmp_path: Path, name: str
+) -> None:
+    body = tmp_path / name
+    body.write_bytes(OLLAMA_LINE[:50])
+    code, report, _ = replayed_report(cli, body)
+    assert (code, report["status"]) == (EXIT_INCOMPLETE, "truncated")
+    assert report["trailing"] == OLLAMA_LINE[:50].decode()
+
+
+def test_the_same_cut_bytes_under_another_name_are_a_json_response_that_does_not_parse(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    body = tmp_path / "cut.json"
+    body.write_bytes(OLLAMA_LINE[:50])
+    code, report, _ = replayed_report(cli, body)
+    assert (code, report["status"]) == (1, "error")
+    assert report["error"].startswith("JSON response does not parse")
+
+
 def test_random_bytes_are_not_an_sse_stream(cli: CliRunner, tmp_path: Path) -> None:
     body = tmp_path / "noise.sse"
     body.write_bytes(bytes(range(256)) * 8)

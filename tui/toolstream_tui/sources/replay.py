@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 READ_PIECE = 64 * 1024  # the most of the body held at once; also a bare body's read size
 SSE_TYPE = "text/event-stream"
+NDJSON_TYPE = "application/x-ndjson"
+NDJSON_SUFFIXES = frozenset({".ndjson", ".jsonl"})
 FILE_KINDS = {
     stat.S_IFDIR: "a directory",
     stat.S_IFIFO: "a FIFO",
@@ -101,8 +103,10 @@ class ReplaySource:
 
     async def _bare(self, body: IO[bytes], elapsed: Stopwatch) -> SourceItems:
         """A body without a timing file: its type is not known (the session sniffs
-        it) and its reads are cut every READ_PIECE bytes."""
-        yield ResponseHead(status=200, content_type="")
+        it) and its reads are cut every READ_PIECE bytes. Only its name can say that
+        a first line cut short is an NDJSON stream cut, not a JSON response."""
+        ndjson = self.path.suffix.lower() in NDJSON_SUFFIXES
+        yield ResponseHead(status=200, content_type=NDJSON_TYPE if ndjson else "")
         data = body.read(READ_PIECE)
         if not data:
             yield TransportError(f"empty recording: {self.path}", 0.0, UNREADABLE)
