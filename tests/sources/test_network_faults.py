@@ -3,6 +3,7 @@ CLI in a subprocess: a clear outcome, and what arrived is kept."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -10,13 +11,16 @@ import pytest
 
 from tests.helpers.apps import frozen_clock, wait_settled
 from tests.helpers.cli import CliRunner
+from tests.helpers.virtual_clock import run_on_virtual_clock
 from tests.helpers.waiting import until
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.core.session import REPORTED_CHARS
+from toolstream_tui.sources.base import IDLE_TIMEOUT, TransportError
 from toolstream_tui.sources.decoding import PIECE
 from toolstream_tui.sources.http import HttpRequest, HttpSource
+from toolstream_tui.sources.recording import source_items
 from toolstream_tui.watching.options import WatchOptions
 
 
@@ -58,6 +62,33 @@ def test_a_server_that_never_answers_times_out_naming_the_url(
     assert report["status"] == "error"
     assert "timeout" in report["error"] and url in report["error"]
     assert "Traceback" not in stderr
+
+
+async def first_stop(url: str, timeout: float, idle: float) -> tuple[float, TransportError]:
+    """By the loop's clock: how long until the source stopped, and why."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    source = HttpSource(HttpRequest(url=url, timeout=timeout, idle_timeout=idle))
+    async for item in source_items(source, None, None, idle, warn=print):
+        if isinstance(item, TransportError):
+            return loop.time() - start, item
+    raise AssertionError("the stream ended without a stop")
+
+
+def test_an_idle_timeout_longer_than_timeout_is_what_ends_a_silence(stub: StubServer) -> None:
+    """--timeout 1 --idle-timeout 3: the silence mid-body is cut at 3 s as idle,
+    not at 1 s as a lost connection (which made any --idle-timeout >= --timeout moot)."""
+    url = weather(stub, "fault=stall&at=4&seconds=30")
+    waited, stop = run_on_virtual_clock(first_stop(url, timeout=1.0, idle=3.0))
+    assert stop.kind == IDLE_TIMEOUT
+    assert 3.0 <= waited < 3.5
+
+
+def test_with_an_idle_timeout_the_head_still_comes_within_timeout(stub: StubServer) -> None:
+    url = weather(stub, "fault=no-answer&seconds=30")
+    waited, stop = run_on_virtual_clock(first_stop(url, timeout=1.0, idle=3.0))
+    assert stop.message == f"no response within 1s from {url}"
+    assert 1.0 <= waited < 1.5
 
 
 def test_a_connection_reset_mid_event_is_truncated_with_its_buffers(

@@ -128,7 +128,8 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
         type=number_from(float, 0, above=True),
         default=60.0,
         metavar="SECONDS",
-        help="seconds to wait for the connection or for each read before giving up (default: 60)",
+        help="seconds to wait for the connection, the response head, or each read of the body "
+        "(that last one: --idle-timeout's instead, when given) before giving up (default: 60)",
     )
     request.add_argument(
         "--api-key-env",
@@ -237,7 +238,12 @@ def http_request(args: argparse.Namespace) -> HttpRequest:
         headers["Content-Type"] = "application/json"
     method = (args.method or ("POST" if body is not None else "GET")).upper()
     return HttpRequest(
-        url=args.url, method=method, headers=headers, body=body, timeout=args.timeout
+        url=args.url,
+        method=method,
+        headers=headers,
+        body=body,
+        timeout=args.timeout,
+        idle_timeout=args.idle_timeout,
     )
 
 

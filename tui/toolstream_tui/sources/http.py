@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import zlib
 from collections.abc import Iterator
@@ -32,7 +33,11 @@ class HttpRequest:
     method: str = "GET"
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
-    timeout: float = 60.0
+    timeout: float = 60.0  # the connection, the response head, and each read of the body
+    # Given (--idle-timeout), it bounds the body's silences instead of `timeout`
+    # (items are ended at it by `pump.idle_limited`; here reads are just not cut
+    # sooner): a wait longer than --timeout would otherwise never be reached.
+    idle_timeout: float | None = None
 
 
 HTTP_SCHEMES = ("http", "https")
@@ -62,6 +67,8 @@ def describe_transport_error(exc: Exception, request: HttpRequest) -> str:
         return f"read timeout: no data for {request.timeout:g}s from {url}"
     if isinstance(exc, httpx.TimeoutException):
         return f"timeout after {request.timeout:g}s: {url}"
+    if isinstance(exc, TimeoutError):  # `head_within`
+        return f"no response within {request.timeout:g}s from {url}"
     if isinstance(exc, httpx.ConnectError):
         causes = list(_causes(exc))
         tls = next((cause for cause in causes if isinstance(cause, ssl.SSLError)), None)
@@ -146,7 +153,8 @@ class HttpSource:
         if problem:
             yield TransportError(f"invalid URL {request.url!r}: {problem}", elapsed())
             return
-        timeout = httpx.Timeout(request.timeout)
+        idle = request.idle_timeout is not None
+        timeout = httpx.Timeout(request.timeout, read=None if idle else request.timeout)
         headers = dict(request.headers)
         if not any(name.lower() == "accept-encoding" for name in headers):
             headers["Accept-Encoding"] = ACCEPTED  # only what BodyDecoder decodes
@@ -155,10 +163,13 @@ class HttpSource:
                 httpx.AsyncClient(
                     timeout=timeout, follow_redirects=True, verify=self.verify
                 ) as client,
+                # With reads left unbounded, the head still comes within --timeout.
+                asyncio.timeout(request.timeout if idle else None) as head_within,
                 aconnect_sse(
                     client, request.method, request.url, headers=headers, content=request.body
                 ) as event_source,
             ):
+                head_within.reschedule(None)
                 response = event_source.response
                 yield ResponseHead(
                     status=response.status_code,
