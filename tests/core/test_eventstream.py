@@ -193,6 +193,15 @@ def test_a_session_cut_mid_frame_is_truncated_with_the_tail_in_trailing() -> Non
     assert result.calls[0]["arguments_raw"] == "{}"
 
 
+@pytest.mark.parametrize("cut", [12, 30, 60])  # the prelude, into the headers, the payload
+def test_an_untyped_body_cut_in_its_first_frame_is_still_bedrocks(cut: int) -> None:
+    """Only Bedrock frames a stream so: its prelude tells the dialect before any
+    frame is whole, and a cut there is not a stream of unknown dialect."""
+    result = run(converse_body()[:cut], content_type="", pieces=1)
+    assert result.report["dialect"] == "bedrock"
+    assert (result.report["status"], result.kinds) == ("truncated", ["unterminated-event"])
+
+
 # -- broken frames ------------------------------------------------------------------------
 
 

@@ -355,6 +355,8 @@ class StreamSession:
             self._body = [head]
             return
         self.mode, self._sniffing = mode, False
+        if mode == "eventstream":  # framed as only Bedrock frames: told before any frame ends
+            self.dialect.on_open(EVENTSTREAM_TYPE, {})
         if mode in FRAMERS:
             self._body, self._body_bytes = [], 0
             self.decoder = FRAMERS[mode](self.max_event_bytes)
