@@ -350,6 +350,18 @@ def test_a_json_array_cut_short_is_truncated() -> None:
     assert r.calls == []
 
 
+@pytest.mark.parametrize("end", [b"", b"\r\n", b"\r\n,"])
+def test_a_json_array_never_closed_says_so(end: bytes) -> None:
+    """Every element whole, the finish among them, and no `]`: the body was cut
+    after its last element (or the server never wrote the end)."""
+    body = array(*TEXT_TOOLS).removesuffix(b"]") + end
+    r = run(body, content_type="application/json")
+    assert r.report["status"] == "finished"
+    assert r.kinds == ["unterminated-event"]
+    assert "closing ] never came" in r.report["anomalies"][0]["detail"]
+    assert run_array(*TEXT_TOOLS).kinds == [], "a closed array says nothing"
+
+
 def test_detection_from_the_first_event() -> None:
     def event(payload: dict[str, Any]) -> SSEEvent:
         return SSEEvent(1, "", json.dumps(payload), None, None)

@@ -286,6 +286,13 @@ class StreamSession:
                     f"bytes after the last {end} were not dispatched: {excerpt(trailing)!r}",
                     self.state.events,
                 )
+            elif self._array_left_open():
+                self.state.note(
+                    "unterminated-event",
+                    None,
+                    "the JSON array's closing ] never came: the body ended after its last element",
+                    self.state.events,
+                )
         self._note_unknown_dialect()
         if self.state.error is None:
             self.dialect.on_end()
@@ -293,6 +300,18 @@ class StreamSession:
         self.state.trailing_chars = len(trailing)
         self.state.end(trailing[:REPORTED_CHARS])
         return self.state.drain()
+
+    def _array_left_open(self) -> bool:
+        """A JSON-array stream whose `[` came and whose `]` did not (read to its end:
+        a stream cut by a limit or the network says so otherwise)."""
+        decoder = self.decoder
+        return (
+            isinstance(decoder, JSONArrayDecoder)
+            and decoder.opened
+            and not decoder.closed
+            and not decoder.oversized
+            and self.state.error is None
+        )
 
     def fail(self, message: str, t: float) -> list[StreamEvent]:
         """The transport broke (connection refused, reset, timeout)."""
