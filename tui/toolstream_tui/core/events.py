@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -28,22 +27,32 @@ class Status(StrEnum):
     ERROR = "error"
 
 
-# Still a dataclass: the views copy one with `dataclasses.replace` to show it as it
-# was counted at an earlier event (the report's timing is one for the same reason).
-@dataclass(slots=True)
-class Anomaly:
+class Anomaly(Record):
     """A deviation from the textbook stream. Repeats of the same kind on the same
     call are counted, not listed again."""
 
-    kind: str
-    index: int | None
-    detail: str
-    event: int | None = None
-    count: int = 1
-    # The wire event at which each sighting was known (the end counts as the event
-    # after the last), and the count after it: so a display can show any moment.
-    stamps: array[int] = field(default_factory=lambda: array("q"))
-    counts: array[int] = field(default_factory=lambda: array("q"))
+    __slots__ = ("count", "counts", "detail", "event", "index", "kind", "stamps")
+    compared = ("kind", "index", "detail", "event", "count", "stamps", "counts")
+
+    def __init__(
+        self, kind: str, index: int | None, detail: str, event: int | None = None, count: int = 1
+    ) -> None:
+        self.kind = kind
+        self.index = index
+        self.detail = detail
+        self.event = event
+        self.count = count
+        # The wire event at which each sighting was known (the end counts as the event
+        # after the last), and the count after it: so a display can show any moment.
+        self.stamps: array[int] = array("q")
+        self.counts: array[int] = array("q")
+
+    def as_counted_at(self, stamp: int) -> Anomaly:
+        """This anomaly as it stood at wire event `stamp`: its count then (its
+        sightings are the same arrays, not copies)."""
+        copy = Anomaly(self.kind, self.index, self.detail, self.event, self.count_upto(stamp))
+        copy.stamps, copy.counts = self.stamps, self.counts
+        return copy
 
     def sighted(self, stamp: int, count: int) -> None:
         if self.stamps and self.stamps[-1] == stamp:

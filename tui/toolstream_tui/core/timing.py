@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .events import Channel
@@ -116,26 +115,57 @@ class CallTiming(FrozenRecord):
         }
 
 
-# Still a dataclass: tests copy one with `dataclasses.replace` (see core/records.py).
-@dataclass(frozen=True, slots=True)
-class StreamTiming:
+class StreamTiming(FrozenRecord):
     """The stream's milestones, its stalls and every call's timing (in index
     order). Every time is to the millisecond, so the report and the screen
     state the same numbers."""
 
-    response: float | None  # the response head
-    first_byte: float | None
-    first_text: float | None
-    first_tool_name: float | None
-    first_argument_byte: float | None
-    first_usable_field: float | None
-    finish: float | None
-    last_byte: float | None
-    text: TextRate
-    stall_threshold: float
-    stalls: tuple[Gap, ...]  # the first MAX_GAPS silences between reads over the threshold
-    stalls_total: int
-    calls: tuple[CallTiming, ...]
+    __slots__ = (
+        "calls",
+        "finish",
+        "first_argument_byte",
+        "first_byte",
+        "first_text",
+        "first_tool_name",
+        "first_usable_field",
+        "last_byte",
+        "response",
+        "stall_threshold",
+        "stalls",
+        "stalls_total",
+        "text",
+    )
+
+    def __init__(
+        self,
+        *,
+        response: float | None,  # the response head
+        first_byte: float | None,
+        first_text: float | None,
+        first_tool_name: float | None,
+        first_argument_byte: float | None,
+        first_usable_field: float | None,
+        finish: float | None,
+        last_byte: float | None,
+        text: TextRate,
+        stall_threshold: float,
+        stalls: tuple[Gap, ...],  # the first MAX_GAPS silences between reads over the threshold
+        stalls_total: int,
+        calls: tuple[CallTiming, ...],
+    ) -> None:
+        self.response = response
+        self.first_byte = first_byte
+        self.first_text = first_text
+        self.first_tool_name = first_tool_name
+        self.first_argument_byte = first_argument_byte
+        self.first_usable_field = first_usable_field
+        self.finish = finish
+        self.last_byte = last_byte
+        self.text = text
+        self.stall_threshold = stall_threshold
+        self.stalls = stalls
+        self.stalls_total = stalls_total
+        self.calls = calls
 
     def as_dict(self) -> dict[str, Any]:
         """The report's `timing` section."""

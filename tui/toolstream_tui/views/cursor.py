@@ -4,7 +4,7 @@ by then, how many have a name, are parsed or broken, and the anomalies seen."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..core.events import Anomaly
 from ..core.state import CallSlot, StreamState
@@ -63,11 +63,7 @@ def anomalies_upto(state: StreamState, upto: int) -> int:
 def anomalies_seen(state: StreamState, upto: int) -> list[Anomaly]:
     """The anomalies the list shows at wire event `upto`: those seen by then, each
     counted as it was then."""
-    return [
-        replace(anomaly, count=anomaly.count_upto(upto))
-        for anomaly in state.anomalies
-        if anomaly.stamps[0] <= upto
-    ]
+    return [anomaly.as_counted_at(upto) for anomaly in state.anomalies if anomaly.stamps[0] <= upto]
 
 
 def parsed_upto(slot: CallSlot, upto: int) -> bool:
