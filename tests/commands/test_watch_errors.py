@@ -566,6 +566,24 @@ def test_a_full_disk_under_stdout_is_one_line_and_exit_74(args: tuple[str, ...])
 
 
 @pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full on this system")
+def test_a_stderr_that_refuses_its_messages_changes_no_exit_code(tmp_path: Path) -> None:
+    """A truncated stream exits 4 whether or not its one line could be shown."""
+    cut = tmp_path / "cut.sse"
+    cut.write_bytes(b'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\ndata: {"cho')
+    with FULL_DISK.open("wb") as full:
+        result = subprocess.run(
+            [console_script("toolstream-tui"), "--replay", str(cut), "--headless"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=full,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == EXIT_INCOMPLETE
+    assert json.loads(result.stdout)["status"] == "truncated"
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full on this system")
 def test_a_report_refused_by_a_full_disk_still_leaves_its_bundle(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     with FULL_DISK.open("wb") as full:

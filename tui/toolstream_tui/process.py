@@ -10,7 +10,7 @@ import io
 import os
 import sys
 from collections.abc import Iterable
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO
 
 from .core.exit_codes import EXIT_BROKEN_PIPE, EXIT_OUTPUT_FAILED
 
@@ -101,6 +101,29 @@ def prepare_standard_streams() -> None:
     encoding = getattr(stdout, "encoding", None) or "ascii"
     if isinstance(stdout, io.TextIOWrapper) and codecs.lookup(encoding).name != "utf-8":
         stdout.reconfigure(errors=JSON_ESCAPES)
+    if not isinstance(sys.stderr, UnrefusingStream):
+        sys.stderr = UnrefusingStream(sys.stderr)
+
+
+class UnrefusingStream:
+    """stderr whose writes never raise: a message that cannot be shown (stderr on a
+    full disk, `2>/dev/full`) must not change what the command does or its exit code."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def plain_reason(exc: BaseException) -> str:
