@@ -12,14 +12,23 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from tests.helpers.apps import make_app, redrawn_at_rest, wait_received, wait_settled
+from tests.helpers.apps import (
+    frozen_clock,
+    make_app,
+    redrawn_at_rest,
+    wait_received,
+    wait_settled,
+)
 from tests.helpers.waiting import until
 from toolstream_stubs import StubServer
+from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.screens.anomalies import AnomaliesScreen
 from toolstream_tui.app.screens.confirm import ConfirmScreen
 from toolstream_tui.app.screens.stream import StreamScreen, shown_path
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.core.visible import inert
+from toolstream_tui.sources.replay import ReplaySource
+from toolstream_tui.watching.options import WatchOptions
 
 
 def shown_lanes(screen: StreamScreen) -> list[CallLane]:
@@ -61,6 +70,33 @@ async def test_no_character_of_a_raw_buffer_is_hidden(
             screen.draw(None)
             await redrawn_at_rest(pilot)
         assert assert_nothing_hidden(screen) >= 2
+
+
+async def test_a_tab_in_the_text_takes_the_one_cell_the_wrapper_counts(tmp_path: Path) -> None:
+    """A terminal widens a tab to its next stop: drawn as a tab, it moved every
+    column after it and broke the panes' borders."""
+    code = "Here:\n\ndef f():\n\treturn 1\n\tx\ty\n"
+    event = {"choices": [{"index": 0, "delta": {"content": code}, "finish_reason": "stop"}]}
+    recording = tmp_path / "tab.sse"
+    recording.write_text(f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n")
+    source = ReplaySource(recording, speed=0, clock=frozen_clock)
+    app = ToolstreamApp(source, WatchOptions(clock=frozen_clock))
+    async with app.run_test(size=(80, 14)):
+        await wait_settled(app)
+        typed = app.stream.text_pane.typed
+        width = typed.size.width
+        strips = [typed.render_line(y) for y in range(typed.size.height)]
+    texts = [strip.text for strip in strips]
+    assert [text.rstrip() for text in texts[:6]] == [
+        "Here:",
+        "",
+        "def f():",
+        "\u2409return 1",
+        "\u2409x\u2409y",
+        "",
+    ]
+    assert all("\t" not in text for text in texts), texts
+    assert all(strip.cell_length == width for strip in strips)
 
 
 async def test_a_raw_buffer_shows_its_newest_line_as_it_grows(app_stub: StubServer) -> None:

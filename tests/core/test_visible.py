@@ -20,6 +20,7 @@ from toolstream_tui.core.visible import (
     escaped,
     inert,
     inert_text,
+    inert_wrapped,
     json_inert,
 )
 
@@ -32,7 +33,7 @@ def test_ascii_text_is_drawn_as_the_full_tables_draw_it(show: Callable[[str], st
     assert show(ASCII + WIDE) == show(ASCII) + WIDE
 
 
-@pytest.mark.parametrize("show", [inert, inert_text])
+@pytest.mark.parametrize("show", [inert, inert_text, inert_wrapped])
 def test_each_character_stays_one_character(show: Callable[[str], str]) -> None:
     assert len(show(ASCII)) == len(ASCII)  # buffer offsets stay valid
 
@@ -41,6 +42,7 @@ def test_controls_are_visible_on_either_path() -> None:
     assert inert("a\x1b[2Jb") == "a\u241b[2Jb"
     assert inert("a\x1b[2Jb" + WIDE) == "a\u241b[2Jb" + WIDE
     assert inert_text("a\nb\tc\x7f") == "a\nb\tc\u2421"
+    assert inert_wrapped("a\nb\tc\x7f") == "a\nb\u2409c\u2421"  # a tab a cell, as counted
     assert json_inert('"\x7f"') == '"\\u007f"'
     assert inert("\u202e" + WIDE) == "¤" + WIDE  # a bidi override, through the full tables
 
@@ -76,7 +78,7 @@ def test_tag_characters_beyond_the_bmp_are_visible() -> None:
     assert json.loads(escaped(smuggled)) == smuggled
 
 
-SHOWN_BY_TABLE = [(inert, 0), (inert_text, 1), (json_inert, 2)]
+SHOWN_BY_TABLE = [(inert, 0), (inert_text, 1), (json_inert, 2), (inert_wrapped, 3)]
 EVERY_CHARACTER = "".join(map(chr, range(sys.maxunicode + 1)))  # surrogates too
 
 

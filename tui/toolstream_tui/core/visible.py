@@ -18,7 +18,7 @@ from .surrogates import REPLACEMENT_TABLE
 HIDDEN_MARK = "¤"
 
 
-Tables = tuple[dict[int, str], dict[int, str], dict[int, str]]
+Tables = tuple[dict[int, str], dict[int, str], dict[int, str], dict[int, str]]
 
 
 def _ascii_table() -> dict[int, str]:
@@ -72,11 +72,13 @@ def _build_table() -> dict[int, str]:
 
 
 def _derived(inert_table: dict[int, str]) -> Tables:
-    """The three tables from the one for `inert`: running text keeps newlines and
-    tabs; JSON escapes what it leaves alone from DEL up."""
+    """The four tables from the one for `inert`: running text keeps newlines and
+    tabs; JSON escapes what it leaves alone from DEL up; wrapped lines keep only
+    newlines."""
     keep_lines = {code: mark for code, mark in inert_table.items() if chr(code) not in "\n\t"}
     escapes = {code: _json_escape(code) for code in inert_table if code >= 0x7F}
-    return inert_table, keep_lines, escapes
+    keep_newlines = {code: mark for code, mark in inert_table.items() if chr(code) != "\n"}
+    return inert_table, keep_lines, escapes, keep_newlines
 
 
 def _json_escape(code: int) -> str:
@@ -130,6 +132,13 @@ def inert(text: str) -> str:
 def inert_text(text: str) -> str:
     """Running text: newlines and tabs kept, every other control made visible."""
     return _mapped(text, 1)
+
+
+def inert_wrapped(text: str) -> str:
+    """Running text laid out by the app's own wrapper, which counts a character a
+    cell: newlines kept (they break its lines), every other control made visible,
+    a tab too (a terminal would widen it, moving every column after it)."""
+    return _mapped(text, 3)
 
 
 def json_inert(text: str) -> str:

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from ...core.events import Channel
 from ...core.state import CHANNELS, StreamState
-from ...core.visible import inert_text
+from ...core.visible import inert_wrapped
 from .wrapped_view import WrappedView
 
 WAITING = "waiting for text…"
@@ -167,7 +167,7 @@ class TextPane(Vertical):
         self.border_title = Text("assistant")
         self.placeholder = Static(Text(WAITING), id="placeholder")
         self._said = WAITING
-        self.typed = TypedText(self.text, shown=inert_text, word_wrap=True)
+        self.typed = TypedText(self.text, shown=inert_wrapped, word_wrap=True)
 
     def compose(self) -> ComposeResult:
         yield self.placeholder
