@@ -30,9 +30,11 @@ from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.apps.watch import exit_status
 from toolstream_tui.cli import main
 from toolstream_tui.commands.watch import build_parser, build_source
+from toolstream_tui.core.events import Status
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE, EXIT_OUTPUT_FAILED
 from toolstream_tui.sources.base import TransportError
 from toolstream_tui.sources.http import HttpRequest, HttpSource, describe_transport_error
+from toolstream_tui.watching.options import WatchOptions
 
 PARTIAL_BODY = (
     b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_cut",'
@@ -387,6 +389,19 @@ async def test_quitting_the_app_before_the_stream_ends_exits_0() -> None:
         async with app.run_test() as pilot:
             await pilot.press("q")
     assert not app.session.ended
+    assert exit_status(app) == 0
+
+
+async def test_quitting_before_the_end_exits_0_with_bundle_too(tmp_path: Path) -> None:
+    """--bundle cuts the stream where the person quit, to bundle it: that cut is
+    theirs, not the stream's, and no failure."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/"
+        options = WatchOptions(bundle=tmp_path / "bundle")
+        app = ToolstreamApp(HttpSource(HttpRequest(url=url)), options)
+        async with app.run_test() as pilot:
+            await pilot.press("q")
+    assert app.session.state.status is Status.TRUNCATED, "cut there for the bundle"
     assert exit_status(app) == 0
 
 

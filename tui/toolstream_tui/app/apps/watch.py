@@ -44,6 +44,7 @@ class ToolstreamApp(InputFirstApp):
         self.stream = StreamScreen(self.watched, restart=self.restart)
         self.said_at_exit: list[str] = []  # printed once the terminal is given back
         self.quit_by_signal: int | None = None
+        self.quit_before_end = False
 
     @property
     def session(self) -> StreamSession:
@@ -90,6 +91,9 @@ class ToolstreamApp(InputFirstApp):
 
     async def action_quit(self) -> None:
         """Quit; with --bundle, a stream not yet over is bundled as it stands."""
+        # Quitting before the end is no failure, even once --bundle has cut the
+        # stream there to bundle it.
+        self.quit_before_end = not self.session.ended
         said = self.stream.bundle_on_quit()
         if said:
             self.said_at_exit.append(said)
@@ -132,4 +136,4 @@ def exit_status(app: ToolstreamApp) -> int:
         return 128 + app.quit_by_signal
     if app.return_code:
         return app.return_code
-    return exit_code(app.session.state) if app.session.ended else 0
+    return exit_code(app.session.state) if app.session.ended and not app.quit_before_end else 0
