@@ -40,7 +40,7 @@ from toolstream_tui.core.dialects.detect import DIALECTS
 from toolstream_tui.core.pieces import TextPieces
 from toolstream_tui.core.report import report_json
 from toolstream_tui.core.surrogates import rejoin_pairs
-from toolstream_tui.core.upto import report_upto, report_upto_json
+from toolstream_tui.core.upto import next_call_moment, report_upto, report_upto_json
 from toolstream_tui.core.visible import inert
 from toolstream_tui.proxy.requests import RequestList
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
@@ -299,6 +299,27 @@ async def test_the_keys_move_the_cursor(app_stub: StubServer) -> None:
         assert len(lines) == screen.watched.wire_events.lines_upto(6) and lines[-1].startswith(
             "#6 "
         )
+
+
+async def test_a_picked_call_stays_picked_where_it_has_not_started(app_stub: StubServer) -> None:
+    """j picks call 1; Home goes where no call has started; { } still walk call 1's
+    moments alone, and back at the end call 1 is the selected one again."""
+    app = make_app(app_stub, "parallel", start_paused=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_received(app)
+        screen, state = app.stream, app.session.state
+        await pilot.press("end")
+        for _ in range(len(state.calls)):
+            if screen.selected != 1:
+                await pilot.press("j")
+        assert screen.selected == 1
+        await pilot.press("home")
+        assert screen.lanes.indexes == []
+        await pilot.press("right_curly_bracket")
+        assert screen.cursor == next_call_moment(state, 0, 1)
+        assert screen.cursor != next_call_moment(state, 0, None), "call 0 moves first"
+        await pilot.press("end")
+        assert screen.selected == 1
 
 
 async def test_a_click_on_the_scrub_bar_moves_the_cursor_there(app_stub: StubServer) -> None:

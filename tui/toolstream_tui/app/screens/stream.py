@@ -233,7 +233,9 @@ class StreamScreen(Screen[None]):
         self.paused = self.options.start_paused or self.options.start_at is not None
         self.previewing = self.options.preview
         self.selected: int | None = None
-        self.lane_chosen = False  # the person picked the selected call: { } follow it alone
+        # The call the person picked (j/k, a click): selected wherever it has started,
+        # remembered where it has not (Home), and the one { } follow alone.
+        self.chosen: int | None = None
         self.calls_at = CallsAt()
         self.raw_lanes: set[int] = set()  # parsed calls the person asked to see raw
         self.inspector: InspectorScreen | None = None  # kept between openings
@@ -366,9 +368,10 @@ class StreamScreen(Screen[None]):
         self.text_pane.show(upto, seconds, over)
         self.scrub_bar.redraw()
         indexes = counts.started
-        if self.selected not in indexes:
+        if self.chosen in indexes:
+            self.selected = self.chosen
+        elif self.selected not in indexes:
             self.selected = indexes[0] if indexes else None
-            self.lane_chosen = False
         self.lanes.show(
             state,
             indexes,
@@ -436,7 +439,7 @@ class StreamScreen(Screen[None]):
         self.watched = watch
         self.cursor = 0
         self.raw_lanes.clear()
-        self.selected, self.lane_chosen = None, False
+        self.selected = self.chosen = None
         self.settled_event.clear()
         self._bundle_written = False
         self.lanes.clear()
@@ -502,7 +505,7 @@ class StreamScreen(Screen[None]):
     def action_moment(self, direction: int) -> None:
         """The previous or next moment a call started, got its name or settled; the
         chosen call's alone once the person chose one (j/k, a click)."""
-        index = self.selected if self.lane_chosen else None
+        index = self.chosen
         state = self.watched.state
         find = next_call_moment if direction > 0 else previous_call_moment
         found = find(state, self.cursor, index)
@@ -583,18 +586,17 @@ class StreamScreen(Screen[None]):
         if not indexes:
             return
         position = indexes.index(self.selected) + step if self.selected in indexes else 0
-        self.selected = indexes[position % len(indexes)]
-        self.lane_chosen = True
+        self.selected = self.chosen = indexes[position % len(indexes)]
         self.draw(None)
 
     def on_call_lane_clicked(self, message: CallLane.Clicked) -> None:
-        self.selected, self.lane_chosen = message.index, True
+        self.selected = self.chosen = message.index
         self.draw(None)
         if message.double:
             self.action_inspect()
 
     def on_call_list_picked(self, message: CallList.Picked) -> None:
-        self.selected, self.lane_chosen = message.index, True
+        self.selected = self.chosen = message.index
         self.draw(None)
 
     def action_inspect(self) -> None:
