@@ -39,6 +39,10 @@ class WatchedStream:
         self.tape = tape or Tape(label)
         self._wire_events: WireEvents | None = None
         self.started = self.last_arrival = options.clock() if started is None else started
+        # A session fed elsewhere (a proxied request) says nothing when data comes:
+        # `quiet` looks at what it has received instead.
+        self._fed_elsewhere = session is not None
+        self._bytes_seen = 0  # what the session had received at the last look
 
     @property
     def state(self) -> StreamState:
@@ -56,8 +60,14 @@ class WatchedStream:
 
     def quiet(self) -> float:
         """Seconds since data last arrived (by the app's clock: a replay's events
-        carry their recorded times)."""
-        return self.options.clock() - self.last_arrival
+        carry their recorded times). Fed elsewhere, the bytes received since the
+        last look (a display tick) count as data that came now."""
+        now = self.options.clock()
+        if self._fed_elsewhere:
+            received = self.session.state.bytes_received
+            if received != self._bytes_seen:
+                self._bytes_seen, self.last_arrival = received, now
+        return now - self.last_arrival
 
     def received(self, events: list[StreamEvent] | None = None) -> None:
         """Data arrived (the pump, or whoever feeds the session, says so)."""
