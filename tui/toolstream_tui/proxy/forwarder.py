@@ -176,6 +176,15 @@ class ForwardingAsgiApp:
             )
         except ClientLeft:
             body, left = b"", True
+        except asyncio.CancelledError:
+            take_the_drain_cut()
+            body = b""
+            refusal = proxy_error(
+                503,
+                "proxy_shutting_down",
+                f"the proxy shut down before the request came whole ({self._drain_over}); "
+                "not forwarded",
+            )
         if refusal is None and (method == "CONNECT" or target is None):
             refusal = proxy_error(
                 400,
@@ -298,6 +307,10 @@ class ForwardingAsgiApp:
         try:
             await self.setups.take()  # at once while the slice lasts
             response = await self._answer(sending, leaving)
+        except asyncio.CancelledError:
+            take_the_drain_cut()
+            await self._shut_down_unanswered(outlet, send, elapsed)
+            return
         except TimeoutError:
             await self._no_answer(outlet, send, elapsed)
             return
@@ -315,15 +328,16 @@ class ForwardingAsgiApp:
         relay = Relay(response, send, outlet, elapsed, self.config.idle_timeout, exchange)
         try:
             await relay.run(leaving)
-        except asyncio.CancelledError:  # the drain at shutdown is over
+        except asyncio.CancelledError:
+            # Returning with the response incomplete makes uvicorn close the
+            # connection: the client sees the cut, as it would an upstream's.
+            take_the_drain_cut()
             message = (
-                f"the proxy shut down while the response streamed (--drain "
-                f"{self.config.shutdown_grace:g} s was over): the client got it cut after "
-                f"{relay.forwarded} bytes"
+                f"the proxy shut down while the response streamed ({self._drain_over}): "
+                f"the client got it cut after {relay.forwarded} bytes"
             )
             outlet.put(Note(message))
             outlet.put(TransportError(message, elapsed()))
-            raise
         finally:
             await response.aclose()
             outlet.put(ResponseEnd(elapsed(), relay.forwarded))
@@ -353,29 +367,58 @@ class ForwardingAsgiApp:
         response.request = asked
         return response
 
+    @property
+    def _drain_over(self) -> str:
+        return f"--drain {self.config.shutdown_grace:g} s was over"
+
     async def _no_answer(self, outlet: Outlet, send: Send, elapsed: Stopwatch) -> None:
         why = (
             f"upstream sent no response within {self.config.connect_timeout:g} s (--timeout); "
             "the proxy closed the request"
         )
-        status, payload = proxy_error(504, "upstream_timeout", f"toolstream-tui proxy: {why}")
-        outlet.put(TransportError(why, elapsed()))
-        outlet.put(Note("the client got a 504 from the proxy"))
-        await send_json(send, status, payload)
-        outlet.put(ResponseEnd(elapsed(), len(payload)))
+        error = proxy_error(504, "upstream_timeout", f"toolstream-tui proxy: {why}")
+        await answer_instead(error, why, outlet, send, elapsed)
+
+    async def _shut_down_unanswered(self, outlet: Outlet, send: Send, elapsed: Stopwatch) -> None:
+        why = (
+            f"the proxy shut down before upstream answered ({self._drain_over}); "
+            "the proxy closed the request"
+        )
+        error = proxy_error(503, "proxy_shutting_down", f"toolstream-tui proxy: {why}")
+        await answer_instead(error, why, outlet, send, elapsed)
 
     async def _unreachable(
         self, exchange: Exchange, exc: Exception, outlet: Outlet, send: Send, elapsed: Stopwatch
     ) -> None:
         redactor = Redactor(secrets_in(exchange.url, exchange.headers))
         why = redactor.text(describe_transport_error(exc, upstream_request(exchange, self.config)))
-        status, payload = proxy_error(
+        error = proxy_error(
             502, "upstream_unreachable", f"toolstream-tui proxy: upstream unreachable: {why}"
         )
-        outlet.put(TransportError(why, elapsed()))
-        outlet.put(Note("the client got a 502 from the proxy"))
-        await send_json(send, status, payload)
-        outlet.put(ResponseEnd(elapsed(), len(payload)))
+        await answer_instead(error, why, outlet, send, elapsed)
+
+
+def take_the_drain_cut() -> None:
+    """Called where a request's task was cancelled: uvicorn cancels the requests
+    still going once the drain at shutdown is over (nothing else cancels them; a
+    client that leaves is ClientLeft). The request ends there by itself, saying so
+    to the client and the watcher; let through, the cancellation would get the
+    client uvicorn's 500, or a cut, and the user "Exception in ASGI application".
+    Taken as asyncio asks of code that takes a cancellation: uncancelled."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+async def answer_instead(
+    error: tuple[int, bytes], why: str, outlet: Outlet, send: Send, elapsed: Stopwatch
+) -> None:
+    """The proxy's own error to the client, in place of upstream's answer."""
+    status, payload = error
+    outlet.put(TransportError(why, elapsed()))
+    outlet.put(Note(f"the client got a {status} from the proxy"))
+    await send_json(send, status, payload)
+    outlet.put(ResponseEnd(elapsed(), len(payload)))
 
 
 def upstream_request(exchange: Exchange, config: ProxyConfig) -> HttpRequest:
