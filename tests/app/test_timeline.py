@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given
@@ -38,7 +37,7 @@ from toolstream_tui.app.screens.timeline import (
 )
 from toolstream_tui.core.fields import FieldTiming
 from toolstream_tui.core.state import CallSlot, StreamState
-from toolstream_tui.core.timing import Gap, call_timing, stream_timing
+from toolstream_tui.core.timing import Gap, StreamTiming, call_timing, stream_timing
 from toolstream_tui.sources.base import BodyChunk, ResponseHead
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.recording import Recorder
@@ -103,12 +102,17 @@ def test_a_silence_marks_every_bin_it_overlaps() -> None:
     assert silent_bins([], 0.0, 4.0, 2) == [False, False]
 
 
+def with_last_byte(timing: StreamTiming, last_byte: float) -> StreamTiming:
+    fields = {name: getattr(timing, name) for name in StreamTiming.__slots__}
+    return StreamTiming(**{**fields, "last_byte": last_byte})
+
+
 def test_the_axis_ends_at_the_last_time_known_and_never_at_zero() -> None:
     nothing_known = stream_timing(StreamState("test", None))
-    last_byte_at_3 = replace(nothing_known, last_byte=3.0)
+    last_byte_at_3 = with_last_byte(nothing_known, 3.0)
     assert axis_end(TimelineFigures(last_byte_at_3, {0: [1.0, 3.5]}, [0.5])) == 3.5
     assert axis_end(TimelineFigures(nothing_known, {}, [])) == 1.0
-    last_byte_at_0 = replace(nothing_known, last_byte=0.0)
+    last_byte_at_0 = with_last_byte(nothing_known, 0.0)
     assert axis_end(TimelineFigures(last_byte_at_0, {0: [0.0]}, [0.0])) == 1.0
 
 
