@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+    """`1 event`, `23,057 events`: thousands grouped, as everywhere on screen."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def human_bytes(count: int) -> str:

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from ...core.diff import first_difference
 from ...core.exit_codes import EXIT_TROUBLE
 from ...core.visible import inert
+from ...views.words import plural
 from ..signals import quit_on_signals
 from ..widgets.key_footer import KeyFooter
 
@@ -186,10 +187,6 @@ def anomaly_lines(anomalies: dict[str, list[dict[str, Any]]]) -> list[Text]:
             line.append(f"  {inert(anomaly['detail'])}", "dim")
             lines.append(line)
     return lines
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def one_sided_lines(lane: Lane) -> list[Text]:
