@@ -222,6 +222,7 @@ async def test_the_palette_has_one_row_per_command_and_its_screenshot_saves_here
         commands = list(app.get_system_commands(app.screen))
         titles = [command.title for command in commands]
         assert len(titles) == len(set(titles)), titles
+        assert "Back" not in titles, "a watch has no list to go back to"
         (screenshot,) = [command for command in commands if command.title == "Screenshot"]
         assert "here" in screenshot.help
         app.call_later(screenshot.callback)  # as the palette runs it

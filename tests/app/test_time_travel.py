@@ -286,6 +286,14 @@ async def test_the_keys_move_the_cursor(app_stub: StubServer) -> None:
         assert screen.cursor == 7
         assert "at event 7 of " in str(screen.status_bar.render())
         await pilot.press("g")
+        await pilot.press(*str(state.events + 1), "enter")
+        await pilot.pause()
+        assert f"event {state.events + 1} is past the last one ({state.events})" in str(
+            app.screen.query_one("#problem").render()
+        )
+        await pilot.press("escape")
+        assert screen.cursor == 7
+        await pilot.press("g")
         await pilot.press(*"soon", "enter")
         await pilot.pause()
         assert "not an event number or a time like 12.5s" in str(

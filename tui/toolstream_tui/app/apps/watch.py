@@ -107,7 +107,7 @@ class ToolstreamApp(InputFirstApp):
             if command.title != "Screenshot":  # Textual's writes to ~/Downloads; ours below
                 yield command
         for binding in StreamScreen.BINDINGS:
-            if isinstance(binding, Binding):
+            if isinstance(binding, Binding) and self.stream.check_action(binding.action, ()):
                 action = binding.action
                 yield SystemCommand(
                     binding.description,

@@ -51,6 +51,10 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
         if isinstance(parsed, str):
             self.problem.update(Text(parsed))
             return
+        kind, value = parsed
+        if kind == "event" and value > self.last_event:
+            self.problem.update(Text(f"event {value:,} is past the last one ({self.last_event:,})"))
+            return
         self.dismiss(parsed)
 
     def action_give_up(self) -> None:
