@@ -22,16 +22,25 @@ Line = list[Run]
 def wrap_by_character(runs: list[Run], width: int, word_wrap: bool) -> list[Line]:
     """The specification: place characters one by one; a character that does not
     fit starts a new line (carrying the word it cuts, in word-wrap mode), unless
-    the line is empty."""
+    the line is empty; in word-wrap mode a space that does not fit on a full line
+    stays at its end, past the width, rather than start a line of its own."""
     lines: list[list[tuple[str, int]]] = [[]]
     column = 0
+    kept_space = False  # the last line kept a space past its width
     for text, tag in runs:
         for char in text:
             if char == "\n":
                 lines.append([])
-                column = 0
+                column, kept_space = 0, False
                 continue
             cells = cells_of(char)
+            overflows = column + cells > width and bool(lines[-1])
+            if word_wrap and char == " " and overflows and not kept_space:
+                lines[-1].append((char, tag))  # a full line keeps the space that ends it
+                column, kept_space = column + cells, True
+                continue
+            if overflows:
+                kept_space = False
             while column + cells > width and lines[-1]:
                 carried: list[tuple[str, int]] = []
                 if word_wrap:

@@ -149,11 +149,12 @@ class WrappedLines:
         """Wrap only the first `length` characters, as if no more had come: the lines
         whose breaks text past `length` may have decided are wrapped again. A break
         is decided by the first character that does not fit after it (less than a
-        line's width on) or by a newline, so every line starting a width or more
-        before `length` stays as it is."""
+        line's width on), by the one after that when it is a space a full line
+        keeps, or by a newline, so every line starting more than a width before
+        `length` stays as it is."""
         if length >= self.length:
             return
-        kept = max(1, bisect_left(self.starts, length - self.width))
+        kept = max(1, bisect_left(self.starts, length - self.width - 1))
         del self.starts[kept:]
         self.length = self.starts[-1]
         self._tail = ""
@@ -212,7 +213,11 @@ class WrappedLines:
             self.starts.extend(base + cut for cut in breaks)
             return breaks[-1] if breaks else start
         while (cut := self._first_unfitting(work, start, end)) < end:
-            if self.word_wrap and (space := work.rfind(" ", start, cut)) >= 0:
+            if self.word_wrap and work[cut] == " ":
+                cut += 1  # a space that ends a full line stays on it, past the width
+                if cut == end:
+                    break  # the line breaks after it once the next character is in
+            elif self.word_wrap and (space := work.rfind(" ", start, cut)) >= 0:
                 cut = space + 1  # the word cut in half goes to the next line
             self.starts.append(base + cut)
             start = cut
