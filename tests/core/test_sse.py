@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import sys
+import tracemalloc
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolstream_tui.core.sse import SSEComment, SSEDecoder, SSEEvent
+from toolstream_tui.core import sse
+from toolstream_tui.core.sse import BOM, SSEComment, SSEDecoder, SSEEvent
 
 
 def decode(*pieces: bytes) -> tuple[list[SSEEvent | SSEComment], str]:
@@ -306,6 +310,30 @@ def test_an_event_exactly_at_the_limit_passes() -> None:
     assert tail == ""
 
 
+def test_an_event_exactly_at_the_limit_arriving_a_byte_at_a_time_passes() -> None:
+    body = b"data: " + b"x" * 14 + b"\n\n"  # an event of 20 bytes
+    for limit, passes in [(20, True), (19, False)]:
+        _, oversized, tail = limited(limit, *(body[i : i + 1] for i in range(len(body))))
+        assert (oversized, tail) == ((False, "") if passes else (True, "data: " + "x" * 14))
+
+
+def test_a_stray_blank_line_is_not_part_of_the_next_event_however_the_reads_are_cut() -> None:
+    # Three LFs are an event's end and a blank line of their own, wherever a read
+    # ends; the next event is its own 10 bytes.
+    body = b"data: aaaa\n\n\ndata: bbbb\n\n"
+    whole = limited(10, body)
+    assert whole == (
+        [
+            SSEEvent(number=1, event="", data="aaaa", id=None, retry=None),
+            SSEEvent(number=2, event="", data="bbbb", id=None, retry=None),
+        ],
+        False,
+        "",
+    )
+    for cut in range(len(body) + 1):
+        assert limited(10, body[:cut], body[cut:]) == whole, f"split at byte {cut}"
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     sizes=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=6),
@@ -351,3 +379,203 @@ def test_a_read_says_whether_its_events_hold_a_run_of_19_digits() -> None:
     assert decoder.long_digit_runs is False
     decoder.close()
     assert decoder.long_digit_runs is True  # not looked at
+
+
+# -- against the rules applied line by line ------------------------------------------
+
+
+def reference(body: bytes, limit: int) -> tuple[list[SSEEvent | SSEComment], bool, str, bool]:
+    """The event-stream rules applied to a whole body line by line, written apart
+    from `SSEDecoder` (which works on bytes, a read at a time, and on long events a
+    piece at a time): the items, whether an event was longer than `limit` (its
+    lines, comment lines too, and the LFs between them), the text of the lines not
+    dispatched, and whether those were not UTF-8."""
+    text = body.removeprefix(BOM).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    *lines, partial = text.split(b"\n")
+    items: list[SSEEvent | SSEComment] = []
+    number, last_id = 0, None
+    run: list[bytes] = []
+    for position, line in enumerate(lines):
+        if line:
+            run.append(line)
+        elif run and len(b"\n".join(run)) > limit:
+            return (items, True, *_undispatched(run + lines[position:] + [partial], items))
+        elif run:
+            number, last_id = _dispatch_run(run, number, last_id, items)
+            run = []
+    run += [partial] if partial else []
+    oversized = len(b"\n".join(run)) > limit
+    return (items, oversized, *_undispatched(run, items))
+
+
+def _text(line: bytes) -> tuple[str, bool]:
+    try:
+        return line.decode(), True
+    except UnicodeDecodeError:
+        return line.decode(errors="replace"), False
+
+
+def _dispatch_run(
+    run: list[bytes], number: int, last_id: str | None, items: list[SSEEvent | SSEComment]
+) -> tuple[int, str | None]:
+    kind, retry, valid = "", None, True
+    datas: list[str] = []
+    for line in run:
+        text, line_valid = _text(line)
+        valid = valid and line_valid
+        if text.startswith(":"):
+            items.append(SSEComment(text[1:]))
+            continue
+        name, colon, value = text.partition(":")
+        value = value[1:] if colon and value.startswith(" ") else value
+        if name == "data":
+            datas.append(value)
+        elif name == "event":
+            kind = value
+        elif name == "id" and "\0" not in value:
+            last_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            retry = int(value)
+    if datas:
+        number += 1
+        items.append(SSEEvent(number, kind, "\n".join(datas), last_id, retry, valid))
+    return number, last_id
+
+
+def _undispatched(lines: list[bytes], items: list[SSEEvent | SSEComment]) -> tuple[str, bool]:
+    kept: list[str] = []
+    valid = True
+    for line in lines:
+        text, line_valid = _text(line)
+        valid = valid and line_valid
+        if text.startswith(":"):
+            items.append(SSEComment(text[1:]))
+        elif text:
+            kept.append(text)
+    return "\n".join(kept), not valid
+
+
+def framed(limit: int, pieces: list[bytes]) -> tuple[list[SSEEvent | SSEComment], bool, str, bool]:
+    """As `reference` says it, from `SSEDecoder` fed `pieces`."""
+    decoder = SSEDecoder(max_event_bytes=limit)
+    items: list[SSEEvent | SSEComment] = []
+    for piece in pieces:
+        items.extend(decoder.feed(piece))
+    oversized = decoder.oversized
+    rest, tail = decoder.close()
+    return items + rest, oversized, tail, decoder.invalid_tail
+
+
+FIELD_LINES = [b"data: ", b"data:", b"data", b"event: ", b"id: ", b"retry: ", b": ", b":", b"x: "]
+VALUES = [
+    b"",
+    b"a",
+    b"42",
+    b"a: b",
+    b" x",
+    b"\x00",
+    b"\xff",
+    b"\xe2\x82",
+    "é😀".encode(),
+    b"y" * 30,
+]
+SSE_LINE = st.one_of(
+    st.just(b""),
+    st.builds(bytes.__add__, st.sampled_from(FIELD_LINES), st.sampled_from(VALUES)),
+)
+SSE_BODY = st.builds(
+    lambda start, lines, tail: start + b"".join(lines) + tail,
+    st.sampled_from([b"", BOM]),
+    st.lists(
+        st.builds(bytes.__add__, SSE_LINE, st.sampled_from([b"\n", b"\r", b"\r\n"])),
+        max_size=40,
+    ),
+    st.sampled_from([b"", b"data: z", b": c", b"\r", b"\xe2"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    body=SSE_BODY,
+    cuts=st.lists(st.integers(min_value=0, max_value=800), max_size=10),
+    limit=st.one_of(st.just(sys.maxsize), st.integers(min_value=3, max_value=120)),
+    piece_bytes=st.sampled_from([1, 5, 32, sse.PIECE_BYTES]),
+)
+def test_any_body_in_any_reads_frames_as_the_rules_line_by_line_say(
+    body: bytes, cuts: list[int], limit: int, piece_bytes: int
+) -> None:
+    """Small pieces send short events down the paths long ones take (held a piece at
+    a time, their comment lines handed on early, long lines decoded alone)."""
+    bounds = sorted({min(cut, len(body)) for cut in cuts} | {0, len(body)})
+    pieces = [body[start:end] for start, end in itertools.pairwise(bounds)]
+    with mock.patch.object(sse, "PIECE_BYTES", piece_bytes):
+        assert framed(limit, pieces) == reference(body, limit)
+
+
+def test_a_long_event_of_long_and_short_lines_frames_as_the_rules_line_by_line_say() -> None:
+    long_line = b"data: " + "é".encode() * sse.PIECE_BYTES
+    event = b"id: 7\n" + long_line + b"\n" + b"data:\n: c\nx\n" * 3000 + b":" + long_line
+    body = event + b"\n\n" + event + b"\n"
+    for read in (len(body), 4096, 1000):
+        pieces = [body[start : start + read] for start in range(0, len(body), read)]
+        assert framed(sys.maxsize, pieces) == reference(body, sys.maxsize), f"reads of {read}"
+
+
+def test_comment_lines_handed_on_before_their_event_ends_still_say_if_it_was_utf8() -> None:
+    with mock.patch.object(sse, "PIECE_BYTES", 4):  # so this event is a long one
+        decoder = SSEDecoder()
+        assert decoder.feed(b"data: a\n:\xff\ndata: b\n") == [SSEComment("\ufffd")]
+        assert decoder.feed(b"\n") == [SSEEvent(1, "", "a\nb", None, None, valid_utf8=False)]
+
+
+# -- memory while reading an event --------------------------------------------------
+
+READ_BYTES = 64 * 1024  # as a replay reads
+LINE_SHAPES = {
+    "comment": b":\n",
+    "keep-alive": b": keep-alive\n",
+    "empty data": b"data:\n",
+    "data with no colon": b"data\n",
+    "short data": b"data: a\n",
+    "unknown field": b"x\n",
+    "id": b"id: 1\n",
+    "event": b"event: e\n",
+    "retry": b"retry: 1\n",
+}
+
+
+def peak_framing(line: bytes, event_bytes: int, limit: int) -> int:
+    """The most bytes allocated while framing an event of `event_bytes` made of
+    `line` repeated (after a data line, so that it is dispatched), read as a replay
+    reads it, up to the end or to the read it passes `limit` in (a session stops
+    there), then closing."""
+    body = b"data: x\n" + line * (event_bytes // len(line)) + b"\n"
+    reads = [body[start : start + READ_BYTES] for start in range(0, len(body), READ_BYTES)]
+    del body
+    decoder = SSEDecoder(max_event_bytes=limit)
+    tracemalloc.start()
+    try:
+        for read in reads:
+            decoder.feed(read)  # the items are handed on, and let go, read by read
+            if decoder.oversized:
+                break
+        decoder.close()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("line", LINE_SHAPES.values(), ids=LINE_SHAPES.keys())
+@pytest.mark.parametrize("passes_the_limit", [False, True], ids=["within", "past the limit"])
+def test_each_byte_more_of_an_event_costs_at_most_three_bytes_more_however_short_its_lines(
+    line: bytes, passes_the_limit: bool
+) -> None:
+    """What costs the same whatever the event's size (the comment lines a read hands
+    on, one piece of the event decoded) cancels out. One object per line, as it was,
+    cost some 50 bytes for a line of 2."""
+    small = 512 * 1024
+    peaks = []
+    for held in (small, 2 * small):
+        event_bytes, limit = (2 * held, held) if passes_the_limit else (held, sys.maxsize)
+        peaks.append(peak_framing(line, event_bytes, limit))
+    assert peaks[1] - peaks[0] <= 3 * small, f"peaks {peaks} framing {small} and {2 * small}"
