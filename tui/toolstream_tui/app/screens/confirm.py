@@ -17,6 +17,10 @@ class ConfirmScreen(ModalScreen[bool]):
         width: auto; max-width: 80%; height: auto;
         border: round $warning; background: $surface; padding: 0 1;
     }
+    /* A box as wide as its text: its lines are as wide as theirs (a line of the
+       default 1fr width in it had none: an empty box) and no wider than the box
+       may be, so a long question wraps. */
+    ConfirmScreen > Vertical > Static { width: auto; max-width: 100%; }
     ConfirmScreen #keys { color: $text-muted; }
     """
     BINDINGS = [
