@@ -126,6 +126,53 @@ def lane_view(
     return view(state.status.value, "truncated", "raw", messages)
 
 
+# -- a lane's messages ----------------------------------------------------------------
+SQUEEZED_MESSAGE_ROWS = 3  # what a lane short of rows keeps for its messages, before its content
+
+
+def lane_rows(inner: int, content: int, messages: int, fields: bool) -> tuple[int, bool]:
+    """How a lane shares the `inner` rows inside its frame: the rows for its
+    messages (which want `messages`), and whether its fields line shows. The
+    counter line always shows and the content (buffer or tree, wanting `content`)
+    gets a row at least; the messages get all they want when everything fits,
+    else what the content leaves them and at least SQUEEZED_MESSAGE_ROWS, for
+    which the fields line makes way."""
+
+    def share(fields_row: bool) -> int:
+        room = inner - 1 - fields_row  # the counter's row, and the fields'
+        leftover = room - max(1, content)
+        return max(0, min(messages, room - 1, max(leftover, SQUEEZED_MESSAGE_ROWS)))
+
+    rows = share(fields)
+    if fields and rows < min(messages, SQUEEZED_MESSAGE_ROWS) and share(False) > rows:
+        return share(False), False
+    return rows, fields
+
+
+def messages_listed(heights: list[int], rows: int) -> tuple[int, int]:
+    """How a lane lists messages of `heights` rows each in `rows` rows: how many
+    whole, and how many rows of the next one, cut. All of them when they fit;
+    otherwise the last row is kept for `more_messages_note`, and the first message
+    is cut when not even it fits whole (a lone message is cut to all the rows)."""
+    if sum(heights) <= rows:
+        return len(heights), 0
+    if len(heights) == 1:
+        return 0, rows
+    room, whole = rows - 1, 0
+    while room >= heights[whole]:
+        room -= heights[whole]
+        whole += 1
+    return whole, (max(0, room) if whole == 0 else 0)
+
+
+def more_messages_note(listed: int, count: int, tone: str) -> str:
+    """The row under a lane's messages when only `listed` of `count` are shown: how
+    many more, and where all of them are (the report, which `e` writes)."""
+    noun = "schema error" if tone == "schema" else "error"
+    more = "more " if listed else ""
+    return f"… {plural(count - listed, more + noun)} (e: report)"
+
+
 def call_row(state: StreamState, slot: CallSlot, upto: int) -> tuple[str, str]:
     """One line of the compact list of calls, and its tone."""
     view = lane_view(state, slot, upto)

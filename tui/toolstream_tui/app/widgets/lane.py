@@ -6,12 +6,12 @@ of the stream but what it last drew."""
 
 from __future__ import annotations
 
-from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Vertical
+from textual.content import Content
 from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
@@ -19,12 +19,11 @@ from textual.widgets import Static
 from ...core.preview import ArgumentsPreview
 from ...core.state import CallSlot
 from ...core.visible import inert
-from ...views.lanes import LaneView
-from ..wrapped import FragmentText
+from ...views.lanes import LaneView, lane_rows, messages_listed, more_messages_note
+from ..wrapped import FragmentText, fit_cell
 from .arguments_tree import ArgumentsTree
 from .wrapped_view import WrappedView
 
-MAX_MESSAGE_LINES = 3
 FRAME_ROWS = 2  # the border's top (title) and bottom (state) rows
 LEAST_ROWS = 5  # frame, two lines of content and the counter
 
@@ -85,7 +84,7 @@ class CallLane(Vertical):
     CallLane > .call-lane--schema { color: $warning; }
     CallLane > .call-lane--anomalies { color: $warning; }
     CallLane > ArgumentBuffer, CallLane > ArgumentsTree { height: 1fr; }
-    CallLane > .lane--error { color: $error; height: auto; max-height: 3; }
+    CallLane > .lane--error { color: $error; height: auto; }
     CallLane > .lane--error.-schema { color: $warning; }
     CallLane > .lane--counter, CallLane > .lane--fields { color: $text-muted; height: 1; }
     """
@@ -110,6 +109,8 @@ class CallLane(Vertical):
         self.preview = ArgumentsPreview()
         self.selected = False
         self._tree_built = False
+        self._messages_fitted: tuple[object, ...] = ()  # what the message line was fitted to
+        self._wrapped: tuple[tuple[str, ...], int, list[list[str]]] = ((), 0, [])
         for part in (self.arguments_tree, self.preview_tree, self.message_line, self.fields_line):
             part.display = False
 
@@ -129,6 +130,7 @@ class CallLane(Vertical):
         """Another call in this lane (the window of lanes moved): nothing drawn of
         the old one stays. Cheaper than a new lane, which is composed and styled."""
         self.slot, self.view = slot, None
+        self._messages_fitted = ()
         self.fragments = FragmentText(slot.pieces)
         self.preview = ArgumentsPreview()
         self._tree_built = False
@@ -163,10 +165,15 @@ class CallLane(Vertical):
         ):
             self.border_title = Text(view.title)
             self.border_subtitle = self._subtitle(view)
-        if old is None or (old.messages, old.tone) != (view.messages, view.tone):
-            self._show_messages(view.messages, view.tone)
         if old is None or (old.fields, old.more_fields) != (view.fields, view.more_fields):
             self._show_fields(view)
+        if old is None or (old.messages, old.tone, old.mode, old.fields) != (
+            view.messages,
+            view.tone,
+            view.mode,
+            view.fields,
+        ):
+            self._show_messages(view)
         if old is None or old.counter != view.counter:
             self.counter.update(Text(view.counter), layout=False)
 
@@ -205,12 +212,46 @@ class CallLane(Vertical):
             self._frame(view.tone, self.selected)
             self.border_subtitle = self._subtitle(view)
 
-    def _show_messages(self, messages: tuple[str, ...], tone: str) -> None:
-        if not messages and not self.message_line.display:
-            return  # an update lays the screen out
-        self.message_line.set_class(tone == "schema", "-schema")  # restyles the line alone
-        self.message_line.update(Text("\n".join(map(inert, messages))))
-        self.message_line.display = bool(messages)
+    def _show_messages(self, view: LaneView) -> None:
+        if not view.messages:
+            self._messages_fitted = ()
+            if self.message_line.display:  # an update lays the screen out
+                self.message_line.display = False
+            return
+        self.message_line.set_class(view.tone == "schema", "-schema")  # restyles the line alone
+        self._fit_messages(view)
+
+    def on_resize(self) -> None:
+        """The messages' rows and wrapping follow the lane's size."""
+        if self.view is not None and self.view.messages:
+            self._fit_messages(self.view)
+
+    def _fit_messages(self, view: LaneView) -> None:
+        """The messages in the rows the lane has for them (`lane_rows`): all of them
+        when they fit, else whole ones and a last row saying how many more."""
+        width = max(1, self.content_region.width)
+        wrapped = self._wrapped_messages(view.messages, width)
+        rows, fields = sum(map(len, wrapped)), bool(view.fields)
+        if self.content_region.height:  # else not laid out yet: sized by what it wants
+            content = self._content_rows(view)
+            rows, fields = lane_rows(self.content_region.height, content, rows, fields)
+        self.fields_line.display = fields  # unchanged, neither lays anything out
+        self.message_line.display = bool(rows)
+        fitted = (view.messages, view.tone, width, rows)
+        if rows and fitted != self._messages_fitted:
+            self._messages_fitted = fitted
+            lines = message_lines(view, wrapped, rows, width)
+            self.message_line.update(Text("\n".join(lines)))
+
+    def _wrapped_messages(self, messages: tuple[str, ...], width: int) -> list[list[str]]:
+        """Each message's lines as the message line wraps them at `width` (Textual's
+        own wrapping: the rows counted are the rows drawn)."""
+        if self._wrapped[:2] != (messages, width):
+            lines = [
+                [line.plain for line in Content(inert(message)).wrap(width)] for message in messages
+            ]
+            self._wrapped = (messages, width, lines)
+        return self._wrapped[2]
 
     def _show_fields(self, view: LaneView) -> None:
         """When each top-level field's value was complete (seconds since the request);
@@ -242,16 +283,32 @@ class CallLane(Vertical):
         view = self.view
         if view is None:
             return LEAST_ROWS
-        if view.mode == "raw":
-            content = self.buffer.line_count
-        else:
-            tree = self.arguments_tree if view.mode == "tree" else self.preview_tree
-            content = tree.line_count()
         width = max(1, self.content_region.width)
-        wrapped = sum(-(-max(1, cell_len(message)) // width) for message in view.messages)
-        messages = min(MAX_MESSAGE_LINES, wrapped)
-        return FRAME_ROWS + max(1, content) + messages + bool(view.fields) + 1
+        messages = sum(map(len, self._wrapped_messages(view.messages, width)))
+        return FRAME_ROWS + max(1, self._content_rows(view)) + messages + bool(view.fields) + 1
+
+    def _content_rows(self, view: LaneView) -> int:
+        """The lines of the buffer or tree the lane shows."""
+        if view.mode == "raw":
+            return self.buffer.line_count
+        tree = self.arguments_tree if view.mode == "tree" else self.preview_tree
+        return tree.line_count()
 
     def on_click(self, event: Click) -> None:
         """A click selects the lane; a double click opens its fragment inspector."""
         self.post_message(self.Clicked(self.index, event.chain >= 2))
+
+
+def message_lines(view: LaneView, wrapped: list[list[str]], rows: int, width: int) -> list[str]:
+    """The lines listing `view`'s messages (`wrapped` at `width`) in `rows` rows."""
+    heights = [len(lines) for lines in wrapped]
+    whole, cut = messages_listed(heights, rows)
+    lines = [inert(message) for message in view.messages[:whole]]
+    if cut:  # the first rows of the next message, marked as cut
+        *first, last = wrapped[whole][:cut]
+        lines += [*first, fit_cell(last + "…", width, right=False).rstrip()]
+    listed = whole + bool(cut)
+    if listed < len(view.messages) and sum(heights[:whole]) + cut < rows:
+        note = more_messages_note(listed, len(view.messages), view.tone)
+        lines.append(fit_cell(note, width, right=False).rstrip())
+    return lines
