@@ -1,11 +1,16 @@
-"""Textual's footer, rebuilt only when the keys it shows change."""
+"""Textual's footer, rebuilt only when the keys it shows change, showing only
+the keys that fit whole."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 
+from textual.app import App
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
+
+PALETTE_CLASS = "-command-palette"  # Textual's class for the footer's ^p key
 
 
 class KeyFooter(Footer):
@@ -13,7 +18,12 @@ class KeyFooter(Footer):
     refreshed: on every return to the screen and every change of focus. Each
     rebuild mounts new key widgets, which lays out the whole screen; over the
     stream's lanes that was three layouts after the inspector closed, and the
-    key waited behind them. This one rebuilds only when the keys differ."""
+    key waited behind them. This one rebuilds only when the keys differ.
+
+    Textual's footer also lays out every key in a row however narrow the
+    terminal, cutting the last ones mid-word (`b Bundl`, `? K`), and adds or
+    drops `^p` only at its next rebuild. This one leaves out the keys that do
+    not fit whole (`keys_that_fit`) and rebuilds when `^p` comes or goes."""
 
     def __init__(self, *, compact: bool = False) -> None:
         super().__init__(compact=compact)
@@ -36,3 +46,59 @@ class KeyFooter(Footer):
             if binding.show or key == palette
         )
         return shown, self.show_command_palette, self.compact
+
+    def watch_show_command_palette(self) -> None:
+        if self._shown is not None and self.is_attached:
+            self.bindings_changed(self.screen)
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        self._fit_keys()
+
+    def on_resize(self) -> None:
+        self._fit_keys()
+
+    def _fit_keys(self) -> None:
+        """Shows the keys that fit whole beside `^p` (when shown), hides the others."""
+        if not self.size.width or not self.is_attached:
+            return
+        palette = [child for child in self.children if child.has_class(PALETTE_CLASS)]
+        keys = [child for child in self.children if not child.has_class(PALETTE_CLASS)]
+        room = self.size.width - sum(self._cells_of(key) for key in palette)
+        app_owned = self._app_owned(len(keys))
+        fitting = keys_that_fit([self._cells_of(key) for key in keys], app_owned, room)
+        for key, fits in zip(keys, fitting, strict=True):
+            key.display = fits
+
+    def _cells_of(self, key: Widget) -> int:
+        """The columns `key` takes in the footer's row, its margins included."""
+        styles = key.styles
+        width = key.get_content_width(self.size, self.app.size)
+        return width + styles.gutter.width + styles.margin.width
+
+    def _app_owned(self, count: int) -> list[bool]:
+        """For each of the `count` keys shown, whether the app binds it (quit, the
+        keys help) rather than the screen. The footer shows one key per action,
+        in the order of the bindings; when it grouped some (never here), none is."""
+        owners: dict[str, bool] = {}
+        for node, binding, _enabled, _tooltip in self.screen.active_bindings.values():
+            if binding.show:
+                owners.setdefault(binding.action, isinstance(node, App))
+        owned = list(owners.values())
+        return owned if len(owned) == count else [False] * count
+
+
+def keys_that_fit(widths: list[int], app_owned: list[bool], room: int) -> list[bool]:
+    """Which keys of `widths` columns each to show in `room` columns: all if they
+    fit; else the screen's own keys are left out from the right, then the app's
+    from the left, so quit and `?` (which lists every key) stay longest."""
+    shown = [True] * len(widths)
+    screen_first = [n for n in reversed(range(len(widths))) if not app_owned[n]]
+    app_last = [n for n in range(len(widths)) if app_owned[n]]
+    used = sum(widths)
+    for number in [*screen_first, *app_last]:
+        if used <= room:
+            break
+        shown[number] = False
+        used -= widths[number]
+    return shown
