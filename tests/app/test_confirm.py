@@ -11,8 +11,8 @@ import pytest
 from textual.containers import Vertical
 from textual.pilot import Pilot
 
-from tests.app.screen_text import screen_cells, screen_rows
 from tests.helpers.apps import make_app, wait_settled
+from tests.helpers.screen import screen_cells, screen_rows
 from toolstream_stubs import StubServer
 from toolstream_tui.app.screens.confirm import ConfirmScreen
 

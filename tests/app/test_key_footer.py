@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from textual.app import App
 
-from tests.app.screen_text import screen_rows
 from tests.helpers.apps import make_app, wait_settled
+from tests.helpers.screen import screen_rows
 from tests.helpers.waiting import until
 from toolstream_stubs import StubServer
 from toolstream_tui.app.widgets.key_footer import keys_that_fit

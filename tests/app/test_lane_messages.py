@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.screen_text import screen_cells
 from tests.helpers.apps import make_app, wait_settled
+from tests.helpers.screen import screen_cells
 from toolstream_stubs import StubServer
 from toolstream_tui.app.widgets.lane import CallLane
 from toolstream_tui.views.lanes import lane_rows, messages_listed
