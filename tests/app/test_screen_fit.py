@@ -99,6 +99,19 @@ async def test_a_tab_in_the_text_takes_the_one_cell_the_wrapper_counts(tmp_path:
     assert all(strip.cell_length == width for strip in strips)
 
 
+async def test_an_error_banner_leaves_the_panes_room_on_a_short_terminal(
+    app_stub: StubServer,
+) -> None:
+    """html-page fails with a long body: at 16 rows its banner took every row the
+    status, scrub and footer bars left, and the panes had none."""
+    app = make_app(app_stub, "html-page")
+    async with app.run_test(size=(100, 16)):
+        await wait_settled(app)
+        banner = app.stream.error_banner
+        assert banner.display and banner.size.height > 0
+        assert app.stream.query_one("#main").size.height >= 6
+
+
 async def test_a_raw_buffer_shows_its_newest_line_as_it_grows(app_stub: StubServer) -> None:
     app = make_app(app_stub, "many-parallel", start_paused=True)
     async with app.run_test(size=(60, 20)) as pilot:
