@@ -105,10 +105,10 @@ async def test_an_error_banner_leaves_the_panes_room_on_a_short_terminal(
     """html-page fails with a long body: at 16 rows its banner took every row the
     status, scrub and footer bars left, and the panes had none."""
     app = make_app(app_stub, "html-page")
-    async with app.run_test(size=(100, 16)):
+    async with app.run_test(size=(100, 16)) as pilot:
         await wait_settled(app)
         banner = app.stream.error_banner
-        assert banner.display and banner.size.height > 0
+        await until(pilot, lambda: banner.size.height > 0, "the banner laid out")
         assert app.stream.query_one("#main").size.height >= 6
 
 
