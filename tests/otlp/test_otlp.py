@@ -281,6 +281,42 @@ def test_a_capture_sends_a_span_per_model_request(cli: CliRunner, receiver: Rece
 RECEIVER_SECRETS = ["pw-secret-123", "tok-secret-456", "hdr-secret-789"]
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://alice:pw-secret-123@collector.example:4318?api_key=tok-secret-456",
+        "https://alice:pw-secret-123@[collector.example?api_key=tok-secret-456",
+    ],
+)
+def test_a_refused_url_is_said_without_its_credentials(cli: CliRunner, url: str) -> None:
+    result = cli("--headless", "--otlp", url, "--scenario", "demo", "--speed", "0")
+    assert result.returncode == 2
+    assert "--otlp '" in result.stderr
+    assert "pw-secret-123" not in result.stderr and "tok-secret-456" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("environ", "name"),
+    [
+        ({}, "toolstream-tui"),
+        ({"OTEL_SERVICE_NAME": "my-agent"}, "my-agent"),
+        ({"OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attrs,env=ci"}, "from-attrs"),
+        ({"OTEL_RESOURCE_ATTRIBUTES": "env=ci"}, "toolstream-tui"),
+    ],
+)
+def test_the_environment_can_name_the_service(
+    cli: CliRunner,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    environ: dict[str, str],
+    name: str,
+) -> None:
+    for variable, value in environ.items():
+        monkeypatch.setenv(variable, value)
+    span = headless_span(cli, receiver, "--scenario", SCENARIO, "--speed", "0")
+    assert span.resource["service.name"] == name
+
+
 @pytest.mark.parametrize("answering", [True, False], ids=["receiver-up", "receiver-down"])
 def test_the_receivers_credentials_are_never_shown(
     cli: CliRunner, receiver: Receiver, monkeypatch: pytest.MonkeyPatch, answering: bool

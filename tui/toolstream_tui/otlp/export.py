@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -47,9 +48,11 @@ def traces_endpoint(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError as exc:
-        raise OtlpUnavailable(f"--otlp {url!r} is not a URL: {exc}") from exc
+        raise OtlpUnavailable(f"--otlp {refused_url(url)!r} is not a URL: {exc}") from exc
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise OtlpUnavailable(f"--otlp {url!r} is not an http(s) URL (e.g. http://127.0.0.1:4318)")
+        raise OtlpUnavailable(
+            f"--otlp {refused_url(url)!r} is not an http(s) URL (e.g. http://127.0.0.1:4318)"
+        )
     if parts.path in ("", "/"):
         parts = parts._replace(path=TRACES_PATH)
     return urlunsplit(parts)
@@ -186,6 +189,16 @@ class OtlpExport:
                 self.counts.failed += len(spans)
 
 
+def resource_attributes(environ: Mapping[str, str]) -> dict[str, str]:
+    """The service's name, unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES gives
+    one (the SDK puts what it is given over what the environment says)."""
+    listed = environ.get("OTEL_RESOURCE_ATTRIBUTES", "").split(",")
+    named = environ.get("OTEL_SERVICE_NAME", "").strip() or any(
+        pair.partition("=")[0].strip() == "service.name" for pair in listed
+    )
+    return {} if named else {"service.name": SERVICE_NAME}
+
+
 def receiver_secrets(endpoint: str, environ: Mapping[str, str]) -> list[str]:
     """What may authenticate to the receiver, never to be shown: the URL's password
     and key-like query values, and the values of the exporter's header variables."""
@@ -199,6 +212,13 @@ def receiver_secrets(endpoint: str, environ: Mapping[str, str]) -> list[str]:
             if value:  # as an auth header's: a "Bearer …" value's credential too
                 found += secrets_in("", {"authorization": value})
     return found
+
+
+def refused_url(url: str) -> str:
+    """A URL refused, as said: no user or password, no key-like query value, however
+    broken the rest of it is."""
+    without_user = re.sub(r"//[^/?#@]*@", "//", url, count=1)
+    return Redactor(secrets_in(without_user, {})).url(without_user)
 
 
 def shown_url(endpoint: str, redactor: Redactor) -> str:
@@ -243,7 +263,7 @@ def _sdk() -> _Sdk:
             self._export.offer(span)
 
     def provider(export: OtlpExport) -> Any:
-        resource = Resource.create({"service.name": SERVICE_NAME})
+        resource = Resource.create(resource_attributes(os.environ))
         made = TracerProvider(resource=resource, shutdown_on_exit=False)
         made.add_span_processor(QueueProcessor(export))
         return made
