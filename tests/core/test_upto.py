@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,6 +184,18 @@ def test_until_event_prints_the_report_as_it_stood_then() -> None:
     # Bytes are counted by read, and a stub at full speed sends events in few reads.
     for key in ("status", "text", "tool_calls", "anomalies", "events"):
         assert printed[key] == expected[key], key
+
+
+def test_a_headless_bundle_holds_the_report_it_printed(tmp_path: Path) -> None:
+    """--until-event with --bundle: the bundle's report is the one printed (as of
+    event 7), as the app's b bundles what its cursor shows; the recording is whole."""
+    bundle = tmp_path / "bundle"
+    args = ("--scenario", "parallel", "--speed", "0", "--until-event", "7")
+    printed = run_headless(*args, "--bundle", str(bundle))
+    bundled = json.loads((bundle / "report.json").read_text(encoding="utf-8"))
+    assert bundled["as_of"]["event"] == 7
+    assert without(bundled, {"timing"}) == without(printed, {"timing"})
+    assert "As of event 7" in (bundle / "README.md").read_text(encoding="utf-8")
 
 
 def test_until_event_past_the_end_is_the_whole_report_marked_ended() -> None:

@@ -363,7 +363,9 @@ def report_headless(
         failed = output_failed(failure, PROG)
         status = status or failed
     if bundle is not None and tape is not None:
-        write_headless_bundle(bundle, tape, session)
+        write_headless_bundle(
+            bundle, tape, session, None if until is None else until(session.state)
+        )
     if otlp is not None and span is not None:
         from ..otlp.watching import send_and_close
 
@@ -393,8 +395,11 @@ def needs_event_loop(source: Source, idle_timeout: float | None) -> bool:
     return idle_timeout is not None or not never_waits
 
 
-def write_headless_bundle(directory: Path, tape: Tape, session: StreamSession) -> None:
-    """The bundle, with the screen drawn off-screen (this loads Textual)."""
+def write_headless_bundle(
+    directory: Path, tape: Tape, session: StreamSession, upto: int | None = None
+) -> None:
+    """The bundle, with the screen drawn off-screen (this loads Textual); `upto`:
+    its report as of that wire event, as the headless report was printed."""
     from ..watching.bundle import write_bundle
 
     try:
@@ -405,7 +410,7 @@ def write_headless_bundle(directory: Path, tape: Tape, session: StreamSession) -
         print(f"{PROG}: no screenshot in the bundle: {inert(str(exc))}", file=sys.stderr)
         screenshot = None
     try:
-        write_bundle(directory, tape, session.state, screenshot)
+        write_bundle(directory, tape, session.state, screenshot, upto=upto)
     except OSError as exc:
         print(f"{PROG}: cannot write bundle to {directory}: {plain_reason(exc)}", file=sys.stderr)
         return
