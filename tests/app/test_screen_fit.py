@@ -26,7 +26,9 @@ from toolstream_tui.app.screens.anomalies import AnomaliesScreen
 from toolstream_tui.app.screens.confirm import ConfirmScreen
 from toolstream_tui.app.screens.stream import StreamScreen, shown_path
 from toolstream_tui.app.widgets.lane import CallLane
+from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.visible import inert
+from toolstream_tui.sources import pump
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.watching.options import WatchOptions
 
@@ -291,6 +293,12 @@ async def test_quit_mid_stream_with_bundle_writes_what_arrived(tmp_path: Path) -
     assert '{"location":"Beijing"}'.startswith(kept) and kept != '{"location":"Beijing"}'
     assert any("quit before the stream ended" in a["detail"] for a in report["anomalies"])
     assert app.said_at_exit == [f"repro bundle written to {shown_path(bundle)}"]
+    replayed = ReplaySource(bundle / "stream.sse", speed=0)
+    session = StreamSession(replayed.label)
+    await pump(replayed.items(), session, lambda events: None)
+    again = build_report(session.state)
+    assert again["anomalies"] == report["anomalies"], "the quit replays too"
+    assert again["tool_calls"] == report["tool_calls"]
 
 
 async def test_b_asks_before_overwriting_a_bundle(app_stub: StubServer, tmp_path: Path) -> None:

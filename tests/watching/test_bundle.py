@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.apps import make_app, wait_settled
 from tests.helpers.cli import CliRunner
 from tests.helpers.streaming import assert_close_timing, untimed
@@ -42,6 +44,29 @@ def test_headless_bundle_replays_to_its_own_report(cli: CliRunner, tmp_path: Pat
     assert "toolstream-tui --replay stream.sse" in readme
     screen = (Path(bundle) / "screen.svg").read_text(encoding="utf-8")
     assert "get_weather" in screen and "schema" in screen
+
+
+@pytest.mark.parametrize(
+    ("scenario", "limit"), [("demo", "--max-bytes=3000"), ("huge-args", "--max-bytes=50000")]
+)
+def test_a_bundle_of_a_stream_stopped_at_a_limit_replays_to_its_report(
+    cli: CliRunner, tmp_path: Path, scenario: str, limit: str
+) -> None:
+    """The read that crossed the limit was kept whole and the stop was not, so the
+    replay read on: a different stream, even a finished one. The recording now
+    ends where the watch stopped reading, with that stop."""
+    bundle = tmp_path / "repro"
+    watched = cli(
+        "--headless", "--scenario", scenario, "--speed", "0", limit, "--bundle", str(bundle)
+    )
+    assert watched.returncode == EXIT_INCOMPLETE
+    report = json.loads((bundle / "report.json").read_text(encoding="utf-8"))
+    assert "limit-reached" in [anomaly["kind"] for anomaly in report["anomalies"]]
+    replayed = cli("--headless", "--replay", str(bundle / "stream.sse"), "--speed", "0")
+    again = json.loads(replayed.stdout)
+    assert replayed.returncode == EXIT_INCOMPLETE
+    del again["source"], report["source"]
+    assert untimed(again) == untimed(report)
 
 
 def test_a_bundle_that_cannot_be_written_says_so(cli: CliRunner, tmp_path: Path) -> None:

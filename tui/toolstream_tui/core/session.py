@@ -243,7 +243,12 @@ class StreamSession:
         return f"one {what} passed the size limit of {limit} bytes (kept in trailing)"
 
     def _cut(self, reason: str, t: float) -> list[StreamEvent]:
-        self.state.note("limit-reached", None, f"{reason}; reading stopped there", None)
+        return self.stopped_at_limit(f"{reason}; reading stopped there", t)
+
+    def stopped_at_limit(self, message: str, t: float) -> list[StreamEvent]:
+        """Reading stopped at a size limit: here, or in the watch a bundle recorded
+        (its replay ends where that one did)."""
+        self.state.note("limit-reached", None, message, None)
         return self.state.drain() + self.close(t)
 
     def _note_framing_problems(self, upto: int | None = None) -> None:

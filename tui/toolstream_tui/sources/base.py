@@ -68,7 +68,8 @@ class BodyChunk(FrozenRecord):
 TRANSPORT = "transport"  # the connection failed or broke
 IDLE_TIMEOUT = "idle-timeout"  # no data for --idle-timeout seconds: we stopped waiting
 UNREADABLE = "unreadable"  # a recording cannot be read: the source itself is broken
-STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE})
+LIMIT = "limit"  # the watch stopped reading at --max-bytes or --max-event-bytes (in a bundle)
+STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE, LIMIT})
 
 # A source that never waits (a replay at speed 0, a local server) gives the event
 # loop a turn this often: keys and redraws wait at most this long for the pump, and

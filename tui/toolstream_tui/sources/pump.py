@@ -15,6 +15,7 @@ from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
 from .base import (
     IDLE_TIMEOUT,
+    LIMIT,
     TRANSPORT,
     TURN_SECONDS,
     BodyChunk,
@@ -60,7 +61,11 @@ class Limits(FrozenRecord):
 
 
 # The anomaly a stop after the response began is named by.
-STOP_ANOMALIES = {TRANSPORT: "connection-lost", IDLE_TIMEOUT: "idle-timeout"}
+STOP_ANOMALIES = {
+    TRANSPORT: "connection-lost",
+    IDLE_TIMEOUT: "idle-timeout",
+    LIMIT: "limit-reached",
+}
 
 
 async def pump(
@@ -132,6 +137,8 @@ def run_to_end(coroutine: Coroutine[Any, Any, Result], *, event_loop: bool) -> R
 def stopped(session: StreamSession, stop: TransportError, opened: bool) -> list[StreamEvent]:
     """The stream stopped early: before the response (or when the recording itself
     is broken) that is an error; after it, what arrived stands."""
+    if stop.kind == LIMIT and opened:  # a bundle's: its watch stopped at a size limit there
+        return session.stopped_at_limit(stop.message, stop.t)
     if stop.kind not in STOP_ANOMALIES or not opened:
         return session.fail(stop.message, stop.t)
     return session.interrupt(stop.message, stop.t, STOP_ANOMALIES[stop.kind])

@@ -17,7 +17,7 @@ from contextlib import aclosing, suppress
 from pathlib import Path
 from typing import IO, Any
 
-from ..core.records import FrozenRecord
+from ..core.records import FrozenRecord, Record
 from ..core.strict_json import loads
 from ..process import plain_reason
 from .base import (
@@ -130,6 +130,18 @@ def _written(recorder: Recorder, item: SourceItem, warn: Warn) -> bool:
     return True
 
 
+class WatchStop(Record):
+    """The watch stopped reading before the source ended (a size limit, a quit):
+    after `at` bytes of the body, for the reason `why`. The source cannot know it,
+    so its tape is told at the end, for a bundle that replays to the same end."""
+
+    __slots__ = ("at", "why")
+
+    def __init__(self, at: int, why: TransportError) -> None:
+        self.at = at
+        self.why = why
+
+
 class Tape:
     """Everything a source yielded, kept so a repro bundle can be written at any
     moment, with or without --record. The body goes to an anonymous temporary
@@ -172,24 +184,30 @@ class Tape:
         self._body.seek(start)
         return self._body.read(max(0, end - start))
 
-    def items(self) -> Iterator[SourceItem]:
-        """What the source yielded, in order."""
+    def items(self, stopped: WatchStop | None = None) -> Iterator[SourceItem]:
+        """What the source yielded, in order; with `stopped`, as far as the watch
+        read it, and why it stopped there."""
         if self.request is not None:
             yield self.request
         if self.head is not None:
             yield self.head
-        start = 0
+        start, read_to = 0, self.length if stopped is None else stopped.at
         for end, t in zip(self.read_ends, self.read_times, strict=True):
-            yield BodyChunk(self.body(start, end), t)
+            if start >= read_to:
+                break
+            yield BodyChunk(self.body(start, min(end, read_to)), t)
             start = end
-        if self.error is not None:
+        if stopped is not None:
+            yield stopped.why
+        elif self.error is not None:
             yield self.error
 
-    def save(self, path: Path) -> None:
-        """Write the recording (FILE and FILE.timing.jsonl); raises OSError."""
+    def save(self, path: Path, stopped: WatchStop | None = None) -> None:
+        """Write the recording (FILE and FILE.timing.jsonl); raises OSError.
+        `stopped`: where the watch stopped reading before the source ended."""
         recorder = Recorder(path, self.source)
         try:
-            for item in self.items():
+            for item in self.items(stopped):
                 recorder.write(item)
         finally:
             recorder.close()

@@ -11,7 +11,8 @@ from ..core import StreamState
 from ..core.report import printable_pieces, report_pieces
 from ..core.upto import report_upto, shown_event
 from ..core.visible import inert
-from ..sources.recording import Tape, timing_path
+from ..sources.base import LIMIT, TRANSPORT, TransportError
+from ..sources.recording import Tape, WatchStop, timing_path
 
 RECORDING = "stream.sse"
 REPORT = "report.json"
@@ -31,7 +32,7 @@ def write_bundle(
     `upto`: the report is the stream as it stood after that wire event (the app's
     display cursor), marked so; the recording is always the whole of it."""
     directory.mkdir(parents=True, exist_ok=True)
-    tape.save(directory / RECORDING)
+    tape.save(directory / RECORDING, watch_stop(state, tape))
     pieces = report_pieces(state) if upto is None else printable_pieces(report_upto(state, upto))
     with (directory / REPORT).open("w", encoding="utf-8") as report:
         report.writelines(pieces)
@@ -42,6 +43,28 @@ def write_bundle(
         text += as_of_note(state, upto)
     (directory / README).write_text(text, encoding="utf-8")
     return directory
+
+
+# The anomalies that say the watch stopped reading, and the stop a replay gives for each.
+WATCH_STOPS = {"limit-reached": LIMIT, "connection-lost": TRANSPORT}
+
+
+def watch_stop(state: StreamState, tape: Tape) -> WatchStop | None:
+    """Where and why the watch stopped reading before its source ended (--max-bytes;
+    the app quit with --bundle), which its tape cannot know: the bundle's recording
+    then ends there too, with that stop, and replays to the same report. None when
+    the source itself ended or failed (the tape says it), and for an event past
+    --max-event-bytes (a replay finds it too long only under the same limit)."""
+    if tape.error is not None or not state.ended:
+        return None
+    stop = next((a for a in state.anomalies if a.kind in WATCH_STOPS), None)
+    if stop is None:
+        return None
+    if stop.kind == "limit-reached" and state.bytes_received >= tape.length:
+        return None  # an event too long, not a byte: where a replay stops is not a place
+    t = tape.read_times[-1] if tape.read_times else 0.0
+    why = TransportError(stop.detail, t, WATCH_STOPS[stop.kind])
+    return WatchStop(min(state.bytes_received, tape.length), why)
 
 
 def as_of_note(state: StreamState, upto: int) -> str:
