@@ -589,6 +589,60 @@ def test_a_client_that_leaves_mid_stream_closes_the_upstream_request() -> None:
     assert "client-gone" in record.anomalies and "connection-lost" not in record.anomalies
 
 
+OLLAMA_LINES = [
+    b'{"model":"m","created_at":"2025-07-07T20:00:00Z",'
+    b'"message":{"role":"assistant","content":"Hel"},"done":false}\n',
+    b'{"model":"m","created_at":"2025-07-07T20:00:01Z",'
+    b'"message":{"role":"assistant","content":"lo"},"done":false}\n',
+]
+
+
+def test_a_client_that_leaves_with_a_key_sent_leaves_every_byte_seen(tmp_path: Path) -> None:
+    """With a key in the request, the body is read for echoes of it, and what that
+    holds back (an NDJSON line, all of an event-stream body) was dropped when the
+    client left: the row said 0 events and 0 bytes of 300 forwarded. Its recording
+    also replayed the hang-up as a lost connection."""
+    upstream_saw_it_closed = threading.Event()
+
+    async def two_lines_then_wait(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        head = [(b"content-type", b"application/x-ndjson")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        for line in OLLAMA_LINES:
+            await send({"type": "http.response.body", "body": line, "more_body": True})
+        if (await receive())["type"] == "http.disconnect":
+            upstream_saw_it_closed.set()
+
+    headers = {"Authorization": "Bearer sk-test-0123456789abcdef"}
+    with (
+        AsgiUpstream(two_lines_then_wait) as upstream,
+        RunningProxy(upstream.url, record_dir=tmp_path) as proxy,
+    ):
+        with (
+            client() as http,
+            http.stream("POST", proxy.url + "/api/chat", headers=headers) as response,
+        ):
+            received = b""
+            for chunk in response.iter_raw():
+                received += chunk
+                if received.count(b"\n") == len(OLLAMA_LINES):
+                    break
+        [record] = proxy.finished(1)
+        assert upstream_saw_it_closed.wait(WAIT_S)
+    summary = record.summary()
+    assert summary["bytes"] == summary["forwarded_bytes"] == len(b"".join(OLLAMA_LINES))
+    assert summary["text"] == "Hello" and summary["dialect"] == "ollama"
+    assert "client-gone" in record.anomalies
+    [recording] = [path for path in tmp_path.iterdir() if not path.name.endswith(".jsonl")]
+    replayed = ReplaySource(recording, speed=0)
+    session = StreamSession(replayed.label)
+    asyncio.run(pump(replayed.items(), session, lambda events: None))
+    assert [anomaly.kind for anomaly in session.state.anomalies] == ["client-gone"]
+
+
 def test_an_upstream_reset_cuts_the_client_where_it_cut_the_proxy(proxy: RunningProxy) -> None:
     received = b""
     with (

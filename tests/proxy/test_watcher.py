@@ -27,8 +27,7 @@ from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
 from toolstream_tui.proxy.config import SHUTDOWN_GRACE_S, WATCH_BUFFER_BYTES
 from toolstream_tui.proxy.forwarder import WATCHER_GONE
 from toolstream_tui.proxy.pipe import Exchange, Note, PipeFeed, ResponseEnd, WatchGap, frame
-from toolstream_tui.proxy.requests import WATCH_GAP
-from toolstream_tui.sources.base import BodyChunk, ResponseHead
+from toolstream_tui.sources.base import WATCH_GAP, BodyChunk, ResponseHead
 
 HUGE = load_scenario("huge-args").rendered  # 6 MB
 WATCH_BUFFER = 1 << 20

@@ -13,7 +13,7 @@ from contextlib import aclosing
 from pathlib import Path
 
 from ..sources import BodyChunk, ResponseHead, SourceItem, TransportError
-from ..sources.base import RequestSent, SourceItems
+from ..sources.base import CLIENT_GONE, RequestSent, SourceItems
 from ..sources.decoding import BodyDecoder, UnsupportedEncoding
 from ..sources.http import HttpRequest, redacted_request
 from ..sources.recording import Recorder, Warn, recorded
@@ -79,7 +79,7 @@ class ExchangeRecording:
         elif isinstance(item, ResponseHead | BodyChunk | TransportError):
             self._pending.append(item)
         elif isinstance(item, ClientGone):  # a replay stops there, as the client did
-            self._pending.append(TransportError(item.message, item.t))
+            self._pending.append(TransportError(item.message, item.t, CLIENT_GONE))
         self._ready.set()
 
     async def _items(self) -> SourceItems:

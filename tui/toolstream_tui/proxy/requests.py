@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import StreamSession, build_report
 from ..otlp.watching import StreamSpan, is_model_call
 from ..sources import BodyChunk, Limits, pump
-from ..sources.base import RequestSent, SourceItems
+from ..sources.base import CLIENT_GONE, WATCH_GAP, RequestSent, SourceItems, TransportError
 from ..sources.http import HttpRequest, redacted_request
 from ..sources.pacing import InputFirstPacer
 from ..sources.recording import Recorder, Tape, recorded, taped
@@ -38,8 +38,6 @@ DEFAULT_KEEP = 200
 REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)
 NOT_JSON = "the request body is not JSON (forwarded as is)"
 STOPPED = "the proxy stopped before the response ended"
-WATCH_GAP = "watch-gap"
-CLIENT_GONE = "client-gone"
 
 
 class Change(StrEnum):
@@ -50,6 +48,16 @@ class Change(StrEnum):
 
 
 Listener = Callable[["RequestRecord", Change], None]
+
+
+def watch_gap_message(record: RequestRecord, gap: WatchGap) -> str:
+    """The forwarder stopped keeping this body for the watcher (it fell behind): what
+    came before stands, the rest is counted, never guessed at."""
+    kept = "; --record-dir has every byte" if record.recording is not None else ""
+    return (
+        f"the watcher fell behind and missed {gap.dropped} bytes of this response from "
+        f"{gap.t:.3f} s on (the client got them all{kept})"
+    )
 
 
 def warn_on_stderr(message: str) -> None:
@@ -315,11 +323,13 @@ class RequestList:
     ) -> SourceItems:
         yield sent
         async for item in tapped:
+            # Each stop goes on through the redaction (which then lets go of the body
+            # it holds back) to the session, and to a recording, which keeps its kind.
             if isinstance(item, WatchGap):
-                self._watch_gap(record, item)
+                yield TransportError(watch_gap_message(record, item), item.t, WATCH_GAP)
                 return
             if isinstance(item, ClientGone):
-                self._client_gone(record, item)
+                yield TransportError(item.message, item.t, CLIENT_GONE)
                 return
             if isinstance(item, Note | ResponseEnd):
                 self._side_note(record, item, redactor)
@@ -327,27 +337,6 @@ class RequestList:
                 if isinstance(item, BodyChunk):
                     record.forwarded_bytes += len(item.data)
                 yield item
-
-    def _watch_gap(self, record: RequestRecord, gap: WatchGap) -> None:
-        """The forwarder stopped keeping this body for us (we fell behind): what came
-        before stands, the rest is counted, never guessed at."""
-        kept = "; --record-dir has every byte" if record.recording is not None else ""
-        message = (
-            f"the watcher fell behind and missed {gap.dropped} bytes of this response from "
-            f"{gap.t:.3f} s on (the client got them all{kept})"
-        )
-        if not record.session.ended:
-            self._changed(record, record.session.interrupt(message, gap.t, WATCH_GAP))
-
-    def _client_gone(self, record: RequestRecord, gone: ClientGone) -> None:
-        """The client hung up: what came stands, named for the client, not upstream."""
-        session = record.session
-        if session.ended:
-            return
-        if session.state.http_status is None:
-            self._changed(record, session.fail(gone.message, gone.t))
-        else:
-            self._changed(record, session.interrupt(gone.message, gone.t, CLIENT_GONE))
 
     def _side_note(self, record: RequestRecord, item: Any, redactor: Redactor) -> None:
         if isinstance(item, Note):

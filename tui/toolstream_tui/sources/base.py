@@ -69,7 +69,9 @@ TRANSPORT = "transport"  # the connection failed or broke
 IDLE_TIMEOUT = "idle-timeout"  # no data for --idle-timeout seconds: we stopped waiting
 UNREADABLE = "unreadable"  # a recording cannot be read: the source itself is broken
 LIMIT = "limit"  # the watch stopped reading at --max-bytes or --max-event-bytes (in a bundle)
-STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE, LIMIT})
+CLIENT_GONE = "client-gone"  # the proxy's client hung up: the rest never came by
+WATCH_GAP = "watch-gap"  # the proxy's watcher fell behind and was sent no more of it
+STOP_KINDS = frozenset({TRANSPORT, IDLE_TIMEOUT, UNREADABLE, LIMIT, CLIENT_GONE, WATCH_GAP})
 
 # A source that never waits (a replay at speed 0, a local server) gives the event
 # loop a turn this often: keys and redraws wait at most this long for the pump, and

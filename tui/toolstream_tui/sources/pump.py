@@ -14,10 +14,12 @@ from ..core.records import FrozenRecord
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
 from .base import (
+    CLIENT_GONE,
     IDLE_TIMEOUT,
     LIMIT,
     TRANSPORT,
     TURN_SECONDS,
+    WATCH_GAP,
     BodyChunk,
     RequestSent,
     ResponseHead,
@@ -64,7 +66,8 @@ class Limits(FrozenRecord):
 STOP_ANOMALIES = {
     TRANSPORT: "connection-lost",
     IDLE_TIMEOUT: "idle-timeout",
-    LIMIT: "limit-reached",
+    CLIENT_GONE: "client-gone",
+    WATCH_GAP: "watch-gap",
 }
 
 
