@@ -87,6 +87,56 @@ def test_anthropic_tools_and_server_tools() -> None:
     assert tools.check("web_search", {"anything": [1, 2]}) == []
 
 
+GEMINI_WEATHER = {  # as google-genai writes a types.Schema: OpenAPI's type names
+    "type": "OBJECT",
+    "properties": {"location": {"type": "STRING"}, "days": {"type": "INTEGER"}},
+    "required": ["location"],
+}
+
+
+@pytest.mark.parametrize("key", ["functionDeclarations", "function_declarations"])
+def test_gemini_function_declarations_and_builtin_tools(key: str) -> None:
+    """Every Gemini request that declared tools read as declaring none: each call
+    was 'undeclared' and the entry 'no name', so --fail-on failed a sound agent."""
+    declarations = [
+        {"name": "get_weather", "parameters": GEMINI_WEATHER},
+        {"name": "get_time", "parametersJsonSchema": WEATHER},
+    ]
+    tools = declared_tools(
+        json.dumps(
+            {
+                "contents": [],
+                "tools": [{key: declarations}, {"googleSearch": {}}, {"code_execution": {}}],
+            }
+        )
+    )
+    assert tools is not None
+    assert tools.problems == []
+    assert sorted(tools.schemas) == ["get_time", "get_weather"]
+    assert tools.check("get_weather", {"location": "Paris", "days": 2}) == []
+    assert paths_and_keywords(tools.check("get_weather", {"days": "2"})) == [
+        ("$", "required"),
+        ("$.days", "type"),
+    ]
+    assert paths_and_keywords(tools.check("get_time", {"location": 1})) == [("$.location", "type")]
+
+
+def test_bedrock_tool_specs() -> None:
+    request = {
+        "messages": [],
+        "toolConfig": {
+            "tools": [
+                {"toolSpec": {"name": "get_weather", "inputSchema": {"json": WEATHER}}},
+                {"cachePoint": {"type": "default"}},
+            ]
+        },
+    }
+    tools = declared_tools(json.dumps(request))
+    assert tools is not None
+    assert (tools.schemas, tools.problems) == ({"get_weather": WEATHER}, [])
+    assert paths_and_keywords(tools.check("get_weather", {})) == [("$", "required")]
+
+
 def test_function_without_parameters_has_no_constraints() -> None:
     tools = declared_tools(body({"type": "function", "function": {"name": "ping"}}))
     assert tools is not None

@@ -85,11 +85,18 @@ def declared_tools(body: str | bytes | None) -> DeclaredTools | None:
         request = loads(body)
     except ValueError:
         return None
-    if not isinstance(request, dict) or not isinstance(request.get("tools"), list):
+    if not isinstance(request, dict):
+        return None
+    listed, where = request.get("tools"), "tools"
+    if not isinstance(listed, list):  # Bedrock's Converse: toolConfig.tools[].toolSpec
+        config = request.get("toolConfig")
+        listed = config.get("tools") if isinstance(config, dict) else None
+        where = "toolConfig.tools"
+    if not isinstance(listed, list):
         return None
     tools = DeclaredTools(schemas={}, problems=[])
-    for index, entry in enumerate(request["tools"]):
-        _declare(tools, index, entry)
+    for index, entry in enumerate(listed):
+        _declare_entry(tools, f"{where}[{index}]", entry)
     for name in tools.schemas:
         tools._validator(name)  # compile now, so `problems` is complete up front
     return tools
@@ -98,8 +105,47 @@ def declared_tools(body: str | bytes | None) -> DeclaredTools | None:
 # -- reading the "tools" list ----------------------------------------------------
 
 
-def _declare(tools: DeclaredTools, index: int, entry: Any) -> None:
-    where = f"tools[{index}]"
+# A Gemini tools entry that declares no function (searching, running code, …).
+GEMINI_BUILTIN_TOOLS = frozenset(
+    {
+        "googleSearch",
+        "googleSearchRetrieval",
+        "codeExecution",
+        "urlContext",
+        "retrieval",
+        "googleMaps",
+        "computerUse",
+        "fileSearch",
+        "enterpriseWebSearch",
+    }
+)
+
+
+def _declare_entry(tools: DeclaredTools, where: str, entry: Any) -> None:
+    """One entry of the tools list: a function (OpenAI, Anthropic), Gemini's list of
+    function declarations, or a Bedrock toolSpec."""
+    if isinstance(entry, dict):
+        gemini = entry.get("functionDeclarations", entry.get("function_declarations"))
+        if isinstance(gemini, list):
+            for number, declaration in enumerate(gemini):
+                _declare(tools, f"{where}.functionDeclarations[{number}]", declaration)
+            return
+        if "toolSpec" in entry or "cachePoint" in entry:  # Bedrock (a cache point is no tool)
+            if "toolSpec" in entry:
+                _declare(tools, f"{where}.toolSpec", entry["toolSpec"])
+            return
+        if entry and {_camel(key) for key in entry} <= GEMINI_BUILTIN_TOOLS:
+            return
+    _declare(tools, where, entry)
+
+
+def _camel(key: str) -> str:
+    """`google_search` as `googleSearch` (Gemini's REST takes either)."""
+    first, *rest = key.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _declare(tools: DeclaredTools, where: str, entry: Any) -> None:
     if not isinstance(entry, dict):
         tools.problems.append(f"{where}: expected an object, got {_json_type(entry)}; ignored")
         return
@@ -130,7 +176,27 @@ def _schema_of(declaration: dict[str, Any]) -> Any | None:
     # Anthropic: "input_schema"; OpenAI: "parameters". Server tools have neither.
     if "input_schema" in declaration:
         return declaration["input_schema"]
-    return declaration.get("parameters")
+    input_schema = declaration.get("inputSchema")  # Bedrock: {"json": schema}
+    if isinstance(input_schema, dict) and "json" in input_schema:
+        return input_schema["json"]
+    if "parametersJsonSchema" in declaration:  # Gemini's JSON Schema
+        return declaration["parametersJsonSchema"]
+    parameters = declaration.get("parameters")
+    return _json_schema_types(parameters) if isinstance(parameters, dict) else parameters
+
+
+def _json_schema_types(schema: Any) -> Any:
+    """Gemini's OpenAPI-style schema (`"type": "OBJECT"`, as its SDK writes it) with
+    JSON Schema's type names; everything else as it is."""
+    if isinstance(schema, list):
+        return [_json_schema_types(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    converted = {key: _json_schema_types(value) for key, value in schema.items()}
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind.isupper():
+        converted["type"] = kind.lower()
+    return converted
 
 
 def _unusable_name(name: Any, entry: dict[str, Any]) -> str:
