@@ -119,6 +119,19 @@ def test_exit_after_with_fail_on_exits_3_and_prints_a_line_per_request(stub: Stu
     assert "Traceback" not in proxy.stderr
 
 
+def test_a_listing_through_the_proxy_lints_nothing(stub: StubServer) -> None:
+    """GET /scenarios is a JSON array (read as a stream of 88 odd events): it is no
+    model's call, and --fail-on any counted it, exiting 3 for a sound agent."""
+    with proxy_process(
+        "--upstream", stub.base_url, "--headless", "--exit-after", "2", "--fail-on", "any"
+    ) as proxy:
+        proxy.send("/scenarios", method="GET")
+        proxy.send("/scenarios/weather/v1/chat/completions", content=b'{"model": "b"}')
+        code = proxy.wait()
+    assert code == 0, proxy.stderr
+    assert ": --fail-on:" not in proxy.stderr
+
+
 def test_fail_on_without_such_anomalies_exits_0(stub: StubServer) -> None:
     with proxy_process(
         "--upstream", stub.base_url, "--headless", "--exit-after", "1", "--fail-on", "any"

@@ -77,12 +77,15 @@ def test_without_the_token_a_request_gets_407_and_never_reaches_upstream(
         wrong = http.post(proxy.url + url, headers={"proxy-authorization": "Bearer nope"})
         asked_after_refusals = len(stub.requests)
         right = http.post(proxy.url + url, headers={"proxy-authorization": f"Bearer {TOKEN}"})
-        records = proxy.finished(3)
+        # An auth scheme is case-insensitive (RFC 9110): bearer is Bearer.
+        lower = http.post(proxy.url + url, headers={"proxy-authorization": f"bearer {TOKEN}"})
+        records = proxy.finished(4)
     assert [missing.status_code, wrong.status_code, right.status_code] == [407, 407, 200]
+    assert lower.status_code == 200
     assert missing.headers["proxy-authenticate"].startswith("Bearer")
     assert json.loads(missing.content)["error"]["code"] == "proxy_token_required"
     assert asked_after_refusals == before
-    assert len(stub.requests) == before + 1
+    assert len(stub.requests) == before + 2
     assert "proxy-authorization" not in {k.lower() for k in stub.requests[-1].headers}
     assert [r.state for r in records[:2]] == ["error", "error"]
     assert all(any("407" in note for note in r.notes) for r in records[:2])

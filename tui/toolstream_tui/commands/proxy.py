@@ -23,6 +23,7 @@ from ..core.report import printable_json
 from ..core.visible import inert
 from ..otlp import OtlpUnavailable
 from ..otlp.option import add_otlp_option, open_export
+from ..otlp.watching import is_model_call
 from ..process import prepare_descriptor_table, tune_garbage_collector
 from ..proxy.config import (
     CONNECT_TIMEOUT_S,
@@ -222,7 +223,10 @@ class FailOnCounter:
         self.failed_requests = 0
 
     def failures(self, record: RequestRecord) -> list[str]:
-        """What --fail-on finds in a finished request, counted."""
+        """What --fail-on finds in a finished request that was a model's, counted (a
+        listing such as GET /v1/models is read as no stream, and lints nothing)."""
+        if not is_model_call(record.method, record.session):
+            return []
         found = lint_failures(record.session.state, self.fail_on)
         self.failed_requests += bool(found)
         return found

@@ -223,9 +223,14 @@ class ForwardingAsgiApp:
         token = self.config.token
         if token is None:
             return True
-        expected = f"Bearer {token}".encode()
         given = [value for name, value in headers if name.lower() == "proxy-authorization"]
-        return len(given) == 1 and hmac.compare_digest(given[0].encode(), expected)
+        if len(given) != 1:
+            return False
+        scheme, _, credentials = given[0].strip().partition(" ")
+        # An auth scheme is case-insensitive (RFC 9110 11.1): bearer, BEARER.
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            credentials.strip().encode(), token.encode()
+        )
 
     def _target(self, path: str) -> httpx.URL | None:
         """The upstream URL for a request target, or None unless it is a plain path
