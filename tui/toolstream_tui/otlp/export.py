@@ -155,7 +155,7 @@ class OtlpExport:
         if counts.dropped:
             parts.append(f"{counts.dropped} dropped (the queue of {self.queue_spans} was full)")
         if counts.failed:
-            parts.append(f"{counts.failed} failed (the receiver refused them)")
+            parts.append(f"{counts.failed} failed (refused, or the receiver could not be reached)")
         if counts.unsent:
             parts.append(f"{counts.unsent} still unsent when the wait at exit ended")
         if self.last_failure:
