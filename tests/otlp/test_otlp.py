@@ -281,6 +281,13 @@ def test_a_capture_sends_a_span_per_model_request(cli: CliRunner, receiver: Rece
 RECEIVER_SECRETS = ["pw-secret-123", "tok-secret-456", "hdr-secret-789"]
 
 
+def test_a_url_with_a_port_out_of_range_is_refused_up_front(cli: CliRunner) -> None:
+    """It was taken, and every span then failed ('Failed to parse')."""
+    result = cli("--headless", "--otlp", "http://127.0.0.1:99999", "--scenario", "demo")
+    assert result.returncode == 2
+    assert result.stdout == "" and "is not a URL: Port out of range" in result.stderr
+
+
 @pytest.mark.parametrize(
     "url",
     [

@@ -47,6 +47,7 @@ def traces_endpoint(url: str) -> str:
     (as OTEL_EXPORTER_OTLP_ENDPOINT is read)."""
     try:
         parts = urlsplit(url)
+        _ = parts.port  # raises when the port is out of range (99999)
     except ValueError as exc:
         raise OtlpUnavailable(f"--otlp {refused_url(url)!r} is not a URL: {exc}") from exc
     if parts.scheme not in ("http", "https") or not parts.hostname:
