@@ -9,7 +9,7 @@ import gc
 import io
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn, TextIO
 
 from .core.exit_codes import EXIT_BROKEN_PIPE, EXIT_OUTPUT_FAILED
@@ -139,8 +139,20 @@ class OutputFailed(Exception):
     disk, an I/O error."""
 
     def __init__(self, error: OSError) -> None:
-        super().__init__(plain_reason(error))
         self.reason = plain_reason(error)
+        super().__init__(self.reason)
+
+
+@contextlib.contextmanager
+def refused_as_output_failed() -> Iterator[None]:
+    """Writes to stdout inside: BrokenPipeError when its reader went away (as it
+    is), OutputFailed when it refused them otherwise."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputFailed(exc) from None
 
 
 def output_failed(failure: OutputFailed, prog: str = CONSOLE_SCRIPT) -> int:
@@ -155,13 +167,9 @@ def output_failed(failure: OutputFailed, prog: str = CONSOLE_SCRIPT) -> int:
 def write_out(text: str) -> None:
     """Text to stdout, flushed; raises BrokenPipeError when its reader went away
     and OutputFailed when it refused the write otherwise."""
-    try:
+    with refused_as_output_failed():
         sys.stdout.write(text)
         sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise OutputFailed(exc) from None
 
 
 def stop_writing_stdout() -> None:
@@ -179,7 +187,7 @@ def write_utf8_to_stdout(pieces: Iterable[bytes | memoryview]) -> None:
     stream = sys.stdout
     buffer = getattr(stream, "buffer", None)
     encoding = getattr(stream, "encoding", None) or "ascii"
-    try:
+    with refused_as_output_failed():
         if buffer is None or codecs.lookup(encoding).name != "utf-8" or os.linesep != "\n":
             stream.writelines(bytes(piece).decode() for piece in pieces)
             stream.flush()
@@ -187,10 +195,6 @@ def write_utf8_to_stdout(pieces: Iterable[bytes | memoryview]) -> None:
         stream.flush()
         buffer.writelines(pieces)
         buffer.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise OutputFailed(exc) from None
 
 
 def exit_now(code: int) -> NoReturn:

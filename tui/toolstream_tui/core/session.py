@@ -307,8 +307,8 @@ class StreamSession:
         return self.state.drain()
 
     def _array_left_open(self) -> bool:
-        """A JSON-array stream whose `[` came and whose `]` did not (read to its end:
-        a stream cut by a limit or the network says so otherwise)."""
+        """A JSON-array stream whose `[` came and whose `]` did not, and that was not
+        cut by an event past the limit or failed (those say why themselves)."""
         decoder = self.decoder
         return (
             isinstance(decoder, JSONArrayDecoder)
