@@ -52,6 +52,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -311,7 +312,8 @@ def firefox_har(
                 for name in names:
                     browser.run(FETCH_JS, [stub.scenario_url(name), request_body(name), SECRET])
                 browser.run(EVENT_SOURCE_JS, stub.scenario_url("anthropic-parallel"))
-                har = exported_har(Path(exported) / "firefox.har", len(names) + 3)
+                asked = [stub.scenario_url(name) for name in (*names, "anthropic-parallel")]
+                har = exported_har(Path(exported) / "firefox.har", Counter(asked))
                 browser.send("Marionette:Quit", {"flags": ["eForceQuit"]})
         except BaseException:
             process.kill()
@@ -321,18 +323,23 @@ def firefox_har(
     out.write_bytes(har)
 
 
-def exported_har(path: Path, entries: int, seconds: float = 60.0) -> bytes:
-    """The HAR once written whole, with `entries` entries (the page, its icon, the requests)."""
+def exported_har(path: Path, asked: Counter[str], seconds: float = 60.0) -> bytes:
+    """The HAR once written with an entry for each request `asked` (the page and its
+    icon come and go with the browser's timing, so they are not waited for)."""
     deadline = time.monotonic() + seconds
+    seen: Counter[str] = Counter()
     while time.monotonic() < deadline:
         try:
             data = path.read_bytes()
-            if len(json.loads(data)["log"]["entries"]) >= entries:
-                return data
-        except (OSError, ValueError):
+            seen = Counter(entry["request"]["url"] for entry in json.loads(data)["log"]["entries"])
+        except (OSError, ValueError, KeyError, TypeError):
             pass
+        else:
+            if not asked - seen:
+                return data
         time.sleep(0.5)
-    raise TimeoutError(f"Firefox wrote no HAR of {entries} entries to {path}")
+    missing = ", ".join(sorted((asked - seen).elements()))
+    raise TimeoutError(f"Firefox's HAR at {path} lacks {missing} after {seconds:.0f} s")
 
 
 class Marionette:
