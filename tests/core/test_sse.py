@@ -573,7 +573,7 @@ def test_each_byte_more_of_an_event_costs_at_most_three_bytes_more_however_short
     """What costs the same whatever the event's size (the comment lines a read hands
     on, one piece of the event decoded) cancels out. One object per line, as it was,
     cost some 50 bytes for a line of 2."""
-    small = 512 * 1024
+    small = 128 * 1024  # past READ_BYTES and PIECE_BYTES: their costs cancel too
     peaks = []
     for held in (small, 2 * small):
         event_bytes, limit = (2 * held, held) if passes_the_limit else (held, sys.maxsize)
