@@ -100,6 +100,25 @@ async def test_requests_appear_live_and_open_in_the_stream_view(stub: StubServer
         assert app.screen is screen
 
 
+async def test_a_listing_counts_no_anomalies_and_is_left_out_by_the_filter(
+    stub: StubServer,
+) -> None:
+    log = RequestList()
+    async with proxy_app(stub.base_url, log) as (app, url), app.run_test(size=SIZE) as pilot:
+        screen = app.requests
+        async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
+            assert (await client.get(url + "/scenarios")).status_code == 200
+        await post(url + "/scenarios/name-repeated/v1/chat/completions")
+        await until(lambda: log.finished_count == 2, pilot)
+        screen.draw()
+        await pilot.pause()
+        assert "⚠ 1 with anomalies" in screen.status_text(screen.table.ids)
+        row, tone = screen.table.row(1)
+        assert "GET /scenarios · not a model call" in row and tone == "passed"
+        await pilot.press("a")
+        assert screen.table.ids == [2], "only the model call with anomalies"
+
+
 async def test_a_request_still_streaming_is_shown_live(stub: StubServer) -> None:
     """Opened mid-stream, a request's view grows as its response arrives."""
     gate = asyncio.Event()

@@ -72,9 +72,10 @@ from toolstream_tui.sources.base import (
 )
 from toolstream_tui.sources.replay import ReplaySource
 from toolstream_tui.sources.secrets import REDACTED
-from toolstream_tui.views.requests import request_row
+from toolstream_tui.views.requests import REQUEST_COLUMNS, request_row
 
 WEATHER = load_scenario("weather")
+COLUMN_TITLES = [title for title, _width, _right in REQUEST_COLUMNS]
 
 
 def client() -> httpx.Client:
@@ -1221,3 +1222,33 @@ async def test_requests_wait_their_turn_to_start_while_running_streams_go_on() -
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_a_listing_is_passed_through_not_read_as_a_broken_stream(proxy: RunningProxy) -> None:
+    """A GET of JSON (GET /v1/models, Ollama's /api/tags; here the stub's list of
+    scenarios) is no model's call: its row says it was passed through, with no
+    anomalies, and its JSON line says model_call false. A model call's and an HTTP
+    error's rows are as they were."""
+    listing, _ = fetch(proxy.url + "/scenarios", method="GET")
+    missing, _ = fetch(proxy.url + "/no/such/path", method="GET")
+    weather, _ = fetch(proxy.url + "/scenarios/weather/v1/chat/completions", content=b"{}")
+    assert (listing.status_code, missing.status_code, weather.status_code) == (200, 404, 200)
+    records = {record.path: record for record in proxy.finished(3)}
+    cells = {
+        path: dict(zip(COLUMN_TITLES, request_row(record, 0.0).cells, strict=True))
+        for path, record in records.items()
+    }
+
+    passed = cells["/scenarios"]
+    assert passed["state"] == "passed" and passed["request"].endswith("· not a model call")
+    assert (passed["anomalies"], passed["calls"], passed["dialect"]) == ("", "", "—")
+    assert records["/scenarios"].summary()["model_call"] is False
+    assert records["/scenarios"].anomalies, "what the core made of the body is still there"
+
+    assert (
+        cells["/no/such/path"]["state"] == "error"
+        and "HTTP 404" in cells["/no/such/path"]["request"]
+    )
+    model = cells["/scenarios/weather/v1/chat/completions"]
+    assert model["state"] == "finished" and model["calls"] == "1"
+    assert records["/scenarios/weather/v1/chat/completions"].summary()["model_call"] is True

@@ -20,11 +20,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import StreamSession, build_report
+from ..core.events import Anomaly
 from ..otlp.watching import StreamSpan, is_model_call
 from ..sources import BodyChunk, Limits, pump
-from ..sources.base import CLIENT_GONE, WATCH_GAP, RequestSent, SourceItems, TransportError
+from ..sources.base import (
+    CLIENT_GONE,
+    IDLE_TIMEOUT,
+    TRANSPORT,
+    WATCH_GAP,
+    RequestSent,
+    SourceItems,
+    TransportError,
+)
 from ..sources.http import HttpRequest, redacted_request
 from ..sources.pacing import InputFirstPacer
+from ..sources.pump import STOP_ANOMALIES
 from ..sources.recording import Recorder, Tape, recorded, taped
 from ..sources.secrets import Redactor, secrets_in
 from .pipe import ClientGone, Note, ProxiedItem, ResponseEnd, WatchGap
@@ -37,6 +47,10 @@ if TYPE_CHECKING:
 DEFAULT_KEEP = 200
 REDACTORS_KEPT = 16  # the most recent distinct sets of secrets (an agent sends one key)
 NOT_JSON = "the request body is not JSON (forwarded as is)"
+# The stops a client sees too (a watch gap or a limit stops only the watching).
+CUT_FOR_THE_CLIENT = frozenset(
+    {STOP_ANOMALIES[TRANSPORT], STOP_ANOMALIES[IDLE_TIMEOUT], STOP_ANOMALIES[CLIENT_GONE]}
+)
 STOPPED = "the proxy stopped before the response ended"
 
 
@@ -106,6 +120,34 @@ class RequestRecord:
         return [anomaly.kind for anomaly in self.session.state.anomalies]
 
     @property
+    def model_call(self) -> bool:
+        """A model's request (a POST, or a GET answered with SSE): see is_model_call."""
+        return is_model_call(self.method, self.session)
+
+    @property
+    def shown_anomalies(self) -> list[Anomaly]:
+        """The anomalies worth a user's eye: a model call's all; of any other request
+        (a listing, a page, an icon), only a cut the client saw. The core reads every
+        body as a stream, and a JSON listing read as one is nothing but complaints."""
+        anomalies = self.session.state.anomalies
+        if self.model_call:
+            return anomalies
+        return [anomaly for anomaly in anomalies if anomaly.kind in CUT_FOR_THE_CLIENT]
+
+    @property
+    def passed_through(self) -> bool:
+        """Over, not a model call, answered below 400 and not cut for the client: a
+        request the proxy only forwarded, whatever the core made of its body."""
+        status = self.http_status
+        return (
+            self.over
+            and not self.model_call
+            and status is not None
+            and status < 400
+            and not self.shown_anomalies
+        )
+
+    @property
     def bytes(self) -> int:
         """Body bytes the core read (after any Content-Encoding was undone)."""
         return self.session.state.bytes_received
@@ -128,6 +170,7 @@ class RequestRecord:
             "forwarded_bytes": self.forwarded_bytes,
             "notes": list(self.notes),
             "recording": None if self.recording is None else str(self.recording),
+            "model_call": self.model_call,
             **build_report(self.session.state),
         }
 

@@ -28,33 +28,40 @@ REQUEST_COLUMNS = (  # title, width (0: what is left), right-aligned
 )
 
 
+PASSED = "passed"  # the state of a request that was no model's, answered and forwarded
+NOT_A_MODEL_CALL = "not a model call"
+
+
 @dataclass(frozen=True, slots=True)
 class RequestRow:
     cells: tuple[str, ...]  # one per REQUEST_COLUMNS entry
-    tone: str  # streaming, finished, truncated, error or anomalies
+    tone: str  # waiting, streaming, finished, truncated, error, anomalies or passed
 
 
 def request_row(record: RequestRecord, now: float) -> RequestRow:
     """One request as the list shows it; `now` (time.monotonic) times a live one."""
     state = record.session.state
-    anomalies = len(state.anomalies)
+    anomalies = len(record.shown_anomalies)
+    passed = record.passed_through
     if record.http_status is None and not record.over:
         stream_state = "waiting"
+    elif passed:
+        stream_state = PASSED
     else:
         stream_state = state.status.value
     clock = time.strftime("%H:%M:%S", time.localtime(record.started_at))
     millis = int(record.started_at % 1 * 1000)
     request = f"{record.method} {record.path}"
-    if why := request_why(record):
+    if why := NOT_A_MODEL_CALL if passed else request_why(record):
         request += f" · {why}"
     cells = (
         f"{clock}.{millis:03d}",
         inert(request),
         inert(record.model or "—"),
-        state.dialect,
+        "—" if passed else state.dialect,
         "—" if record.http_status is None else str(record.http_status),
         stream_state,
-        str(len(state.calls)),
+        "" if passed else str(len(state.calls)),
         f"⚠ {anomalies}" if anomalies else "",
         f"{record.elapsed(now):.2f}s",
         human_bytes(state.bytes_received),
@@ -72,8 +79,8 @@ def request_why(record: RequestRecord) -> str:
         return ""
     reasons = [state.error] if state.error else []
     reasons += [note for note in record.notes if note not in reasons]
-    if not reasons and state.anomalies:
-        reasons.append(state.anomalies[0].kind)
+    if not reasons and record.shown_anomalies:
+        reasons.append(record.shown_anomalies[0].kind)
     return " · ".join(reasons)
 
 

@@ -24,7 +24,7 @@ from textual.widgets import Static
 
 from ...proxy.requests import Change, RequestList, RequestRecord
 from ...sources.base import Clock
-from ...views.requests import REQUEST_COLUMNS, column_widths, request_row
+from ...views.requests import PASSED, REQUEST_COLUMNS, column_widths, request_row
 from ...views.words import plural
 from ...watching.options import WatchOptions
 from ...watching.stream import WatchedStream
@@ -43,6 +43,7 @@ TONES = {
     "anomalies": Style(color="yellow", bold=True),
     "truncated": Style(color="red"),
     "error": Style(color="red", bold=True),
+    PASSED: Style(dim=True),
 }
 SELECTED = Style(reverse=True)
 
@@ -177,7 +178,7 @@ class RequestListScreen(Screen[None]):
         records = self.request_list.records
         ids = sorted(records, reverse=True)
         if self.anomalies_only:
-            ids = [i for i in ids if records[i].session.state.anomalies]
+            ids = [i for i in ids if records[i].shown_anomalies]
         return ids
 
     def draw(self) -> None:
@@ -208,7 +209,7 @@ class RequestListScreen(Screen[None]):
     def status_text(self, ids: list[int]) -> str:
         records = self.request_list.records.values()
         streaming = sum(1 for record in records if not record.over)
-        with_anomalies = sum(1 for record in records if record.session.state.anomalies)
+        with_anomalies = sum(1 for record in records if record.shown_anomalies)
         # By importance: a narrow terminal cuts the addresses at the end, never the
         # counts or whether the newest request is followed.
         parts = [plural(len(self.request_list.records), "request"), f"{streaming} streaming"]
