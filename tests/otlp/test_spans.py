@@ -24,6 +24,7 @@ from toolstream_tui.otlp.spans import (
 from toolstream_tui.sources.secrets import Redactor
 
 SECRET = "sk-live-SECRET123-a1b2c3"
+INVOKED_MODEL = "claude-sonnet-4-5-20250929"
 
 
 def envelope_of(name: str, head_bytes: int = 64 * 1024, tail_bytes: int = 64 * 1024) -> Envelope:
@@ -41,6 +42,11 @@ def envelope_of(name: str, head_bytes: int = 64 * 1024, tail_bytes: int = 64 * 1
         ("responses-interleaved", Envelope("stub-model", "resp_stub", 36, 24)),
         ("gemini-parallel-spread", Envelope("gemini-3-pro-preview", "stub-resp-2", 61, 40)),
         ("bedrock-text-tools", Envelope(None, None, 412, 88)),
+        # InvokeModel: Anthropic's events in base64 chunks, Bedrock's count in the last.
+        (
+            "bedrock-invoke-anthropic",
+            Envelope(INVOKED_MODEL, "msg_bdrk_01HvXKgQ2bT7sP9w3nYcRzJf", 412, 62),
+        ),
         ("ollama-text-tools", Envelope("stub-model", None, 169, 15)),
         ("aisdk-text-tools", Envelope(None, "msg_aisdk_1", None, None)),
         ("json-completion", Envelope("stub-model", "chatcmpl-stub", 64, 38)),
@@ -50,7 +56,10 @@ def test_each_dialect_says_its_model_id_and_usage(name: str, expected: Envelope)
     assert envelope_of(name) == expected
 
 
-@pytest.mark.parametrize("name", ["anthropic-quirks", "bedrock-text-tools", "ollama-text-tools"])
+@pytest.mark.parametrize(
+    "name",
+    ["anthropic-quirks", "bedrock-text-tools", "bedrock-invoke-anthropic", "ollama-text-tools"],
+)
 def test_a_long_body_is_read_from_its_first_and_last_bytes(name: str) -> None:
     """With bytes let go in the middle, the tail is read from its first whole
     event on, and the output count comes from the tail only (Anthropic's first

@@ -10,6 +10,8 @@ the last ones (Anthropic's input tokens in the first)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections import deque
 from dataclasses import dataclass
@@ -31,9 +33,16 @@ ID_KEYS = ("responseId", "messageId")  # Gemini's; the AI SDK's `start` part
 # complete body) or of these; elsewhere it names a part (the AI SDK's text parts).
 ID_TYPES = (None, "message", "message-start")
 # The usage object's counts of input and output tokens, as each provider names them.
-INPUT_KEYS = ("input_tokens", "prompt_tokens", "promptTokenCount", "inputTokens")
-OUTPUT_KEYS = ("output_tokens", "completion_tokens", "candidatesTokenCount", "outputTokens")
-USAGE_KEYS = ("usage", "usageMetadata")
+INPUT_KEYS = ("input_tokens", "prompt_tokens", "promptTokenCount", "inputTokens", "inputTokenCount")
+OUTPUT_KEYS = (
+    "output_tokens",
+    "completion_tokens",
+    "candidatesTokenCount",
+    "outputTokens",
+    "outputTokenCount",
+)
+# Bedrock's InvokeModel adds its own count to the provider's last event.
+USAGE_KEYS = ("usage", "usageMetadata", "amazon-bedrock-invocationMetrics")
 OLLAMA_COUNTS = ("prompt_eval_count", "eval_count")  # Ollama counts at the top
 
 
@@ -161,7 +170,20 @@ def _take_framed(envelope: Envelope, data: bytes, mode: str, outputs: bool) -> N
         except ValueError:
             continue
         if isinstance(payload, dict):
-            envelope.take(payload, outputs)
+            envelope.take(_provider_event(payload), outputs)
+
+
+def _provider_event(payload: dict[str, Any]) -> dict[str, Any]:
+    """A Bedrock InvokeModelWithResponseStream chunk's provider event (the JSON its
+    `bytes` hold in base64), or else the payload itself."""
+    encoded = payload.get("bytes")
+    if not isinstance(encoded, str):
+        return payload
+    try:
+        event = json.loads(base64.b64decode(encoded, validate=True))
+    except (binascii.Error, ValueError):
+        return payload
+    return event if isinstance(event, dict) else payload
 
 
 def _resynced(tail: bytes, mode: str) -> bytes | None:
