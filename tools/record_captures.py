@@ -265,17 +265,25 @@ def wait_for_port(port: int, seconds: float = 30.0) -> None:
     raise TimeoutError(f"nothing listens on port {port}")
 
 
+EXPORT_IDLE_S = 5.0
+FIREFOX_ATTEMPTS = 3
 FIREFOX_PREFS = {
     # The network monitor exports what it saw once the page has loaded and no request
     # has moved for pageLoadedTimeout ms: long enough for every fetch below to end.
     "devtools.netmonitor.har.enableAutoExportToFile": True,
     "devtools.netmonitor.har.defaultFileName": "firefox",
     "devtools.netmonitor.har.includeResponseBodies": True,
-    "devtools.netmonitor.har.pageLoadedTimeout": 5000,
+    "devtools.netmonitor.har.pageLoadedTimeout": int(EXPORT_IDLE_S * 1000),
     "devtools.jsonview.enabled": False,  # its viewer page cannot fetch(); the page stays plain
     "browser.shell.checkDefaultBrowser": False,
     "datareporting.policy.dataSubmissionEnabled": False,
 }
+
+
+class ExportedEarly(Exception):
+    """Firefox exported the page's HAR before the page's requests: it exports once
+    per page, EXPORT_IDLE_S after the load, and a loaded machine can take longer
+    than that to start the first fetch."""
 
 
 def firefox_har(
@@ -288,7 +296,18 @@ def firefox_har(
     fetch()es `names` one after the other, then opens an EventSource (a GET) on
     anthropic-parallel. With `body_limit`, Firefox keeps that many characters of a
     body instead of its 1 MiB (devtools.netmonitor.responseBodyLimit), as a longer
-    stream is cut."""
+    stream is cut. Recorded again when Firefox exported too early."""
+    for attempt in range(1, FIREFOX_ATTEMPTS + 1):
+        try:
+            out.write_bytes(firefox_session(stub, names, body_limit))
+            return
+        except ExportedEarly:
+            if attempt == FIREFOX_ATTEMPTS:
+                raise
+
+
+def firefox_session(stub: StubServer, names: tuple[str, ...], body_limit: int | None) -> bytes:
+    """One Firefox, its page's requests, and the HAR it exported of them."""
     with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as exported:
         port = free_port()
         prefs = FIREFOX_PREFS | {"marionette.port": port}
@@ -320,14 +339,17 @@ def firefox_har(
             raise
         finally:
             process.wait(timeout=60)
-    out.write_bytes(har)
+    return har
 
 
 def exported_har(path: Path, asked: Counter[str], seconds: float = 60.0) -> bytes:
-    """The HAR once written with an entry for each request `asked` (the page and its
-    icon come and go with the browser's timing, so they are not waited for)."""
+    """The HAR once written with an entry for each request `asked` (every one has
+    ended by now; the page and its icon come and go with the browser's timing, so
+    they are not waited for). A HAR written without them that stays so for twice
+    the export's idle time was exported before they began: ExportedEarly."""
     deadline = time.monotonic() + seconds
-    seen: Counter[str] = Counter()
+    settled = time.monotonic() + 2 * EXPORT_IDLE_S
+    seen: Counter[str] | None = None
     while time.monotonic() < deadline:
         try:
             data = path.read_bytes()
@@ -337,8 +359,10 @@ def exported_har(path: Path, asked: Counter[str], seconds: float = 60.0) -> byte
         else:
             if not asked - seen:
                 return data
+            if time.monotonic() > settled:
+                raise ExportedEarly(f"Firefox's HAR at {path} was written before its requests")
         time.sleep(0.5)
-    missing = ", ".join(sorted((asked - seen).elements()))
+    missing = ", ".join(sorted((asked - (seen or Counter())).elements()))
     raise TimeoutError(f"Firefox's HAR at {path} lacks {missing} after {seconds:.0f} s")
 
 
