@@ -11,6 +11,7 @@ import json
 import operator
 import os
 import pty
+import signal
 import socket
 import string
 import subprocess
@@ -25,13 +26,14 @@ from hypothesis import strategies as st
 from tests.helpers.apps import wait_received
 from tests.helpers.cli import CliRunner, console_script
 from tests.helpers.streaming import assert_close_timing, untimed
+from tests.helpers.waiting import until_true
 from toolstream_stubs import StubServer
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.apps.watch import exit_status
 from toolstream_tui.cli import main
 from toolstream_tui.commands.watch import build_parser, build_source
 from toolstream_tui.core.events import Status
-from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE, EXIT_OUTPUT_FAILED
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OUTPUT_FAILED
 from toolstream_tui.sources.base import TransportError
 from toolstream_tui.sources.http import HttpRequest, HttpSource, describe_transport_error
 from toolstream_tui.watching.options import WatchOptions
@@ -648,3 +650,41 @@ def test_a_closed_stdout_is_no_traceback() -> None:
         check=False,
     )
     assert (result.returncode, result.stderr) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "why"),
+    [
+        (signal.SIGINT, EXIT_INTERRUPTED, "interrupted by the user"),
+        (signal.SIGTERM, 128 + signal.SIGTERM, "terminated (SIGTERM)"),
+    ],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_signal_mid_stream_still_reports_and_bundles_what_arrived(
+    stub: StubServer, tmp_path: Path, sent: signal.Signals, status: int, why: str
+) -> None:
+    """Ctrl-C, or a CI job's timeout or cancel (SIGTERM): the report of what arrived,
+    truncated, and the bundle, as the README promises for a failing CI run."""
+    recording, bundle = tmp_path / "stalled.sse", tmp_path / "bundle"
+    url = stub.scenario_url("weather") + "?fault=stall&at=4&seconds=120"
+    command = [console_script("toolstream-tui"), "--headless", "--url", url]
+    process = subprocess.Popen(
+        [*command, "--record", str(recording), "--bundle", str(bundle)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        until_true(
+            lambda: recording.exists() and recording.read_bytes().count(b"\n\n") >= 3,
+            "three events recorded",
+        )
+        process.send_signal(sent)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == status, err
+    report = json.loads(out)
+    assert report["status"] == "truncated" and report["tool_calls"], "what arrived stands"
+    assert why in err.decode()
+    bundled = json.loads((bundle / "report.json").read_text(encoding="utf-8"))
+    assert bundled["status"] == "truncated"

@@ -8,11 +8,12 @@ import contextlib
 import gc
 import io
 import os
+import signal
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn, TextIO
 
-from .core.exit_codes import EXIT_BROKEN_PIPE, EXIT_OUTPUT_FAILED
+from .core.exit_codes import EXIT_BROKEN_PIPE, EXIT_OUTPUT_FAILED, SIGNAL_BASE
 
 CONSOLE_SCRIPT = "toolstream-tui"  # who says what went wrong, where no command does
 JSON_ESCAPES = "toolstream-json-escapes"  # the codec error handler registered below
@@ -195,6 +196,40 @@ def write_utf8_to_stdout(pieces: Iterable[bytes | memoryview]) -> None:
         stream.flush()
         buffer.writelines(pieces)
         buffer.flush()
+
+
+class TerminateAsInterrupt:
+    """Within it, SIGTERM (a CI job's timeout or cancel, `kill`) stops the reading
+    as Ctrl-C does, so that what arrived is still reported and bundled; once the
+    reading is over (`done_reading`) it only marks the run terminated, and the
+    report and bundle are written whole. A second SIGTERM kills at once. The main
+    thread only (where signals are handled)."""
+
+    def __init__(self) -> None:
+        self.terminated = False
+        self.reading = True
+        self._previous: Any = None
+
+    def __enter__(self) -> TerminateAsInterrupt:
+        self._previous = signal.signal(signal.SIGTERM, self._on_terminate)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        signal.signal(signal.SIGTERM, self._previous)
+
+    def done_reading(self) -> None:
+        self.reading = False
+
+    @property
+    def status(self) -> int | None:
+        """143 once terminated, as a shell reports a command SIGTERM ended."""
+        return SIGNAL_BASE + signal.SIGTERM if self.terminated else None
+
+    def _on_terminate(self, _signum: int, _frame: Any) -> None:
+        self.terminated = True
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if self.reading:
+            signal.raise_signal(signal.SIGINT)  # asyncio's own Ctrl-C handling, where it runs
 
 
 def exit_now(code: int) -> NoReturn:

@@ -22,6 +22,7 @@ from ..otlp import OtlpUnavailable
 from ..otlp.option import add_otlp_option, open_export
 from ..process import (
     OutputFailed,
+    TerminateAsInterrupt,
     collect_garbage_rarely,
     exit_now,
     output_failed,
@@ -56,6 +57,7 @@ from .time_travel import (
 
 if TYPE_CHECKING:
     from ..otlp.export import OtlpExport
+    from ..sources.base import SourceItems
     from ..sources.http import HttpRequest
     from ..watching.options import WatchOptions
     from .capturing import CaptureList
@@ -347,36 +349,50 @@ def report_headless(
 
         span = StreamSpan(source.label, redactor_of(source))
         items = span.tapped(items)
-    status = None
-    try:
-        stream = pump(items, session, lambda events: None)
-        run_to_end(stream, event_loop=needs_event_loop(source, limits.idle_timeout))
-    except KeyboardInterrupt:
-        session.interrupt("interrupted by the user", 0.0)
-        status = EXIT_INTERRUPTED
-    try:
-        write_utf8_to_stdout(headless_report(session.state, until))
-    except BrokenPipeError:  # the reader stopped reading (`| head`): the rest goes nowhere
-        stop_writing_stdout()
-        status = status or EXIT_BROKEN_PIPE
-    except OutputFailed as failure:  # a full disk: said, and the bundle still written
-        failed = output_failed(failure, PROG)
-        status = status or failed
-    if bundle is not None and tape is not None:
-        write_headless_bundle(
-            bundle, tape, session, None if until is None else until(session.state)
+    with TerminateAsInterrupt() as interruption:
+        status = read_to_end(
+            items, session, interruption, needs_event_loop(source, limits.idle_timeout)
         )
-    if otlp is not None and span is not None:
-        from ..otlp.watching import send_and_close
+        try:
+            write_utf8_to_stdout(headless_report(session.state, until))
+        except BrokenPipeError:  # the reader stopped reading (`| head`): the rest goes nowhere
+            stop_writing_stdout()
+            status = status or EXIT_BROKEN_PIPE
+        except OutputFailed as failure:  # a full disk: said, and the bundle still written
+            failed = output_failed(failure, PROG)
+            status = status or failed
+        if bundle is not None and tape is not None:
+            write_headless_bundle(
+                bundle, tape, session, None if until is None else until(session.state)
+            )
+        if otlp is not None and span is not None:
+            from ..otlp.watching import send_and_close
 
-        send_and_close(otlp, span, session, PROG)
-    summary = one_line_summary(session.state)
-    if summary:
-        print(f"{PROG}: {inert(summary)}", file=sys.stderr)
-    failures = lint_failures(session.state, fail_on)
-    for line in failures:
-        print(f"{PROG}: {inert(line)}", file=sys.stderr)
+            send_and_close(otlp, span, session, PROG)
+        summary = one_line_summary(session.state)
+        if summary:
+            print(f"{PROG}: {inert(summary)}", file=sys.stderr)
+        failures = lint_failures(session.state, fail_on)
+        for line in failures:
+            print(f"{PROG}: {inert(line)}", file=sys.stderr)
+        status = status or interruption.status
     return status or exit_code(session.state) or (EXIT_LINT if failures else 0)
+
+
+def read_to_end(
+    items: SourceItems, session: StreamSession, interruption: TerminateAsInterrupt, loop: bool
+) -> int | None:
+    """Feeds the session to the stream's end, or to Ctrl-C or SIGTERM (what arrived
+    stands, truncated): the interruption's exit status then, else None."""
+    try:
+        run_to_end(pump(items, session, lambda events: None), event_loop=loop)
+    except KeyboardInterrupt:
+        why = "terminated (SIGTERM)" if interruption.terminated else "interrupted by the user"
+        session.interrupt(why, 0.0)
+        return interruption.status or EXIT_INTERRUPTED
+    finally:
+        interruption.done_reading()
+    return None
 
 
 def say(message: str) -> None:
