@@ -120,6 +120,15 @@ def parse_fault(
     return Fault(name, from_default=FAULT_PARAM not in fields, **values)
 
 
+def check_default_fault(name: str | None, params: Mapping[str, object]) -> None:
+    """Raises `FaultError` unless `name` is a fault (or None) and every one of `params`
+    is a valid fault parameter. Each is checked whatever `name` is: a request's
+    `?fault=` may pick any fault, and would otherwise get a 400 for it every time."""
+    for key, text in checked_params(params).items():
+        param_value(key, text)
+    parse_fault("", name)
+
+
 def checked_params(params: Mapping[str, object]) -> dict[str, str]:
     """`params` as query texts; raises `FaultError` for a key that is no fault parameter."""
     unknown = sorted(set(params) - set(PARAMS))

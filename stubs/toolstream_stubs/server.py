@@ -29,6 +29,7 @@ from toolstream_stubs.faults import (
     Fault,
     FaultError,
     GzipStream,
+    check_default_fault,
     cut_offset,
     gzip_bomb,
     parse_fault,
@@ -96,7 +97,7 @@ class StubServer:
             raise ValueError(f"unknown split mode {split!r}; expected one of {SPLIT_MODES}")
         self.fault = fault
         self.fault_params = dict(fault_params or {})
-        parse_fault("", fault, self.fault_params)
+        check_default_fault(fault, self.fault_params)
         self.scenario: Scenario = load_scenario(scenario)
         self.requested_port = port
         self.delay_ms = delay_ms

@@ -829,7 +829,13 @@ def test_server_default_fault_and_per_request_override(start_stub: StartStub) ->
 
 
 @pytest.mark.parametrize(
-    "options", [{"fault": "bogus"}, {"fault": "stall", "fault_params": {"hop": 2}}]
+    "options",
+    [
+        {"fault": "bogus"},
+        {"fault": "stall", "fault_params": {"hop": 2}},
+        {"fault_params": {"hop": 2}},
+        {"fault_params": {"seconds": "soon"}},
+    ],
 )
 def test_invalid_default_fault_raises(options: dict[str, Any]) -> None:
     with pytest.raises(FaultError):
@@ -1161,6 +1167,25 @@ def test_cli_rejects_invalid_fault_parameters(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "fault parameter" in captured.err
+
+
+@pytest.mark.parametrize("param", ["bogus=1", "seconds=abc", "seconds=1e9"])
+def test_cli_refuses_a_bad_fault_parameter_without_a_fault(param: str) -> None:
+    """It once started and then failed every request's ?fault= with a 400."""
+    args = build_parser().parse_args(["--port", "0", "--fault-param", param])
+    with pytest.raises(FaultError, match="fault parameter"):
+        start_server(args).stop()
+
+
+def test_cli_fault_parameter_without_a_fault_is_each_request_fault_default() -> None:
+    args = build_parser().parse_args(["--port", "0", "--speed", "0", "--fault-param", "code=500"])
+    server = start_server(args)
+    try:
+        plain = httpx.get(server.url, timeout=FAULT_TIMEOUT_S)
+        faulty = httpx.get(server.url + "?fault=status", timeout=FAULT_TIMEOUT_S)
+    finally:
+        server.stop()
+    assert (plain.status_code, faulty.status_code) == (200, 500)
 
 
 def test_cli_stops_on_sigint_even_when_started_with_it_ignored() -> None:
