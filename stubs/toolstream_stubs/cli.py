@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 
 from toolstream_stubs.faults import FAULTS, FaultError
@@ -13,6 +15,11 @@ from toolstream_stubs.scenarios import SPLIT_MODES, ScenarioNotFound, list_scena
 from toolstream_stubs.server import StubServer
 
 DEFAULT_PORT = 8765
+MAX_PORT = 65535
+# Bounds keep every pacing wait finite and within what a thread can wait: at most
+# MAX_DELAY_MS / MIN_SPEED milliseconds (under 17 hours) before an event.
+MAX_DELAY_MS = 60_000.0
+MIN_SPEED = 0.001
 
 
 class _Terminated(Exception):
@@ -33,17 +40,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=number_in(int, 0, MAX_PORT),
         default=DEFAULT_PORT,
         metavar="N",
-        help=f"port on 127.0.0.1 (default: {DEFAULT_PORT}; 0 picks a free one)",
+        help=f"port on 127.0.0.1, 0..{MAX_PORT} (default: {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
         "--delay-ms",
-        type=float,
+        type=number_in(float, 0, MAX_DELAY_MS),
         default=None,
         metavar="MS",
-        help="milliseconds before each event after the first (default: the scenario's own)",
+        help=f"milliseconds before each event after the first, 0..{MAX_DELAY_MS:g} "
+        "(default: the scenario's own)",
     )
     parser.add_argument(
         "--split",
@@ -57,10 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--speed",
-        type=float,
+        type=speed,
         default=1.0,
         metavar="F",
-        help="pace: the delays are divided by F (default: 1); 0 = no delay",
+        help=f"pace: the delays are divided by F, 0 or at least {MIN_SPEED:g} "
+        "(default: 1); 0 = no delay",
     )
     parser.add_argument(
         "--fault",
@@ -74,10 +83,44 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a default fault parameter, e.g. seconds=5 (repeatable; ?KEY= overrides it)",
+        help="a default parameter of --fault, or of the fault a request's ?fault= picks, "
+        "e.g. seconds=5 (repeatable; ?KEY= overrides it)",
     )
     parser.add_argument("--list", action="store_true", help="list scenarios and exit")
     return parser
+
+
+def number_in(kind: Callable[[str], float], low: float, high: float) -> Callable[[str], float]:
+    """An argparse `type`: a finite number read by `kind` (int or float) in low..high.
+    Anything else is a usage error (exit 2) that names the range."""
+    noun = "an integer" if kind is int else "a number"
+
+    def parse(text: str) -> float:
+        value = finite(kind, text)
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {noun} {low:g}..{high:g}, got {text!r}")
+        return value
+
+    return parse
+
+
+def speed(text: str) -> float:
+    """An argparse `type` for --speed: 0 (no delay), or a finite number of at least
+    MIN_SPEED, so that no delay divided by it outgrows what a thread can wait."""
+    value = finite(float, text)
+    if value is None or value < 0 or 0 < value < MIN_SPEED:
+        rule = f"0 (no delay) or a number >= {MIN_SPEED:g}"
+        raise argparse.ArgumentTypeError(f"expected {rule}, got {text!r}")
+    return value
+
+
+def finite(kind: Callable[[str], float], text: str) -> float | None:
+    """`text` read by `kind`, or None when it is no finite number."""
+    try:
+        value = kind(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def key_value(text: str) -> tuple[str, str]:

@@ -1169,6 +1169,63 @@ def test_cli_rejects_invalid_fault_parameters(
     assert "fault parameter" in captured.err
 
 
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_cli_refuses_a_port_out_of_range(capsys: pytest.CaptureFixture[str], port: str) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli_main(["--port", port])
+    assert caught.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert (
+        error
+        == f"toolstream-stub: error: argument --port: expected an integer 0..65535, got {port!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "rule"),
+    [
+        ("--delay-ms", "1e400", "a number 0..60000"),
+        ("--delay-ms", "60001", "a number 0..60000"),
+        ("--speed", "1e-320", "0 (no delay) or a number >= 0.001"),
+        ("--speed", "inf", "0 (no delay) or a number >= 0.001"),
+    ],
+)
+def test_cli_refuses_a_pace_that_would_overflow_a_wait(
+    capsys: pytest.CaptureFixture[str], option: str, value: str, rule: str
+) -> None:
+    """Such a pace once started the server and broke every paced response."""
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args(["--port", "0", option, value])
+    assert caught.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error == f"toolstream-stub: error: argument {option}: expected {rule}, got {value!r}"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--speed", "-1"), ("--speed", "nan"), ("--delay-ms", "-5"), ("--delay-ms", "nan")],
+)
+def test_cli_refuses_a_negative_or_nan_pace(
+    capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args([option, value])
+    assert caught.value.code == 2
+    assert f"argument {option}: expected " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "pace"),
+    [
+        (["--speed", "0", "--delay-ms", "0"], (0, 0)),
+        (["--speed", "0.001", "--delay-ms", "60000"], (0.001, 60000)),
+    ],
+)
+def test_cli_takes_the_ends_of_the_pace_ranges(argv: list[str], pace: tuple[float, float]) -> None:
+    args = build_parser().parse_args(argv)
+    assert (args.speed, args.delay_ms) == pace
+
+
 @pytest.mark.parametrize("param", ["bogus=1", "seconds=abc", "seconds=1e9"])
 def test_cli_refuses_a_bad_fault_parameter_without_a_fault(param: str) -> None:
     """It once started and then failed every request's ?fault= with a 400."""
