@@ -307,7 +307,10 @@ def test_a_timeout_that_would_refuse_every_request_is_a_usage_error(
 ) -> None:
     done = cli("proxy", "--upstream", "http://127.0.0.1:9", "--timeout", seconds)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1].endswith(f"expected a number > 0, got {seconds!r}")
+    [line] = done.stderr.strip().splitlines()
+    assert line.endswith(
+        f"expected a number > 0, got {seconds!r} (see toolstream-tui proxy --help)"
+    )
 
 
 def test_a_port_in_use_is_one_line_and_exit_1(cli: CliRunner) -> None:

@@ -300,6 +300,8 @@ def test_an_exception_group_from_the_socket_layer_is_named_by_what_is_inside() -
     [
         ("--speed", "-1", "a number >= 0"),
         ("--speed", "nan", "a number >= 0"),
+        ("--speed", "1e-320", "0 (as fast as possible) or a number >= 0.001"),
+        ("--speed", "0.0009", "0 (as fast as possible) or a number >= 0.001"),
         ("--typing-cps", "-3", "a number > 0"),
         ("--typing-cps", "0", "a number > 0"),
         ("--stall-threshold", "-1", "a number > 0"),
@@ -318,11 +320,13 @@ def test_a_number_out_of_range_is_a_usage_error_naming_the_range(
     code, out, err = run_main("--headless", "--scenario", "weather", option, value)
     assert code == 2
     assert out == ""
-    assert err.splitlines()[-1] == (
+    assert err == (
         f"toolstream-tui: error: argument {option}: expected {rule}, got {value!r}"
-    )
+        " (see toolstream-tui --help)\n"
+    ), "one line, no usage block above it"
 
 
+URL = "http://127.0.0.1:9/v1/chat/completions"  # never reached: refused before
 NO_NAME = "an empty name: name a file or folder"
 STDIN = "'-' (stdin or stdout) is not taken here: name a file (./- for a file called -)"
 
@@ -340,7 +344,8 @@ STDIN = "'-' (stdin or stdout) is not taken here: name a file (./- for a file ca
 def test_a_file_named_nothing_or_dash_is_a_usage_error(args: tuple[str, ...], said: str) -> None:
     code, out, err = run_main("--headless", *args) if args[0] != "open" else run_main(*args)
     assert (code, out) == (2, "")
-    assert err.splitlines()[-1].endswith(f"error: {said}")
+    [line] = err.splitlines()
+    assert f"error: {said} (see toolstream-tui" in line
 
 
 def test_the_smallest_valid_numbers_are_taken() -> None:
@@ -348,6 +353,34 @@ def test_the_smallest_valid_numbers_are_taken() -> None:
         ["--speed", "0", "--max-bytes", "1", "--max-event-bytes", "1", "--timeout", "0.001"]
     )
     assert (args.speed, args.max_bytes, args.max_event_bytes, args.timeout) == (0, 1, 1, 0.001)
+    assert build_parser().parse_args(["--speed", "0.001"]).speed == 0.001
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--scenario", "weather", "-d", "@req.json"), "-d is a request option: give --url too"),
+        (("--scenario", "weather", "-H", "X: y", "-X", "POST"), "-X, -H are request options"),
+        (("--replay", "x.sse", "--api-key-env", "KEY"), "--api-key-env is a request option"),
+        (("--scenario", ""), "unknown scenario ''"),
+        (("--url", URL, "-H", "X: a\r\nY: b"), "is not of the form 'Name: value' on one line"),
+        (("--url", URL, "-H", "X Y: z"), "is not of the form 'Name: value' on one line"),
+        (("--url", URL, "-X", "GE T"), "-X 'GE T' is not an HTTP method"),
+        (("--url", URL, "-X", ""), "-X '' is not an HTTP method"),
+        (("--url", URL, "--api-key-env", "EMPTY_KEY"), "environment variable 'EMPTY_KEY' is empty"),
+    ],
+)
+def test_a_request_option_that_cannot_be_sent_is_a_usage_error(
+    args: tuple[str, ...], said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before anything is sent: each is one line, exit 2 (an option without --url used
+    to be dropped without a word, an empty --scenario ran demo, a CR in a header or a
+    space in a method failed later as a source, exit 1, in httpx's words)."""
+    monkeypatch.setenv("EMPTY_KEY", "")
+    code, out, err = run_main("--headless", *args)
+    assert (code, out) == (2, "")
+    [line] = err.splitlines()
+    assert said in line
 
 
 # -- exit codes: the app gives what headless gives; one rule for files ---------------

@@ -105,7 +105,7 @@ def test_vertex_paths_take_a_bearer_token() -> None:
 
 
 def test_a_named_variable_that_is_not_set_is_an_error() -> None:
-    with pytest.raises(MissingKey, match="NOPE is not set"):
+    with pytest.raises(MissingKey, match="'NOPE' is not set"):
         auth_headers("http://127.0.0.1:1/v1/chat/completions", None, "NOPE", {})
 
 

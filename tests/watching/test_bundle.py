@@ -104,3 +104,36 @@ async def test_bundle_option_writes_once_the_stream_is_on_screen(
     assert report["tool_calls"][0]["arguments"] == {"location": "Beijing"}
     screen = (tmp_path / "repro" / "screen.svg").read_text(encoding="utf-8")
     assert "get_weather" in screen, "the picture shows the finished lane, not an earlier frame"
+
+
+def test_bundle_refuses_a_folder_of_someone_elses_files(cli: CliRunner, tmp_path: Path) -> None:
+    """A project folder (its README.md, a report.json of its own) is never written
+    into: refused before the stream is read, every file as it was."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# My project\n")
+    (project / "report.json").write_text("{}")
+    result = cli("--headless", "--scenario", "weather", "--speed", "0", "--bundle", str(project))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "holds files that are not a bundle's (README.md): name a new or empty folder" in (
+        result.stderr
+    )
+    assert (project / "README.md").read_text() == "# My project\n"
+    assert (project / "report.json").read_text() == "{}"
+
+
+def test_bundle_writes_over_a_bundle_but_not_over_a_bundle_and_more(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    """A CI job run again writes its bundle where the last one was; a file added
+    beside a bundle makes the folder someone's again."""
+    bundle = tmp_path / "bundle"
+    args = ("--headless", "--scenario", "weather", "--speed", "0", "--bundle", str(bundle))
+    assert cli(*args).returncode == 0
+    assert cli(*args).returncode == 0
+    assert bundle_files(bundle) == BUNDLE_FILES - {"screen.svg"} or bundle_files(bundle) == (
+        BUNDLE_FILES
+    )
+    (bundle / "notes.txt").write_text("mine")
+    again = cli(*args)
+    assert again.returncode == 2 and "(notes.txt)" in again.stderr

@@ -11,7 +11,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ..core import StreamState
 from ..core.anomaly_kinds import ANOMALY_KINDS
@@ -19,6 +19,7 @@ from ..core.events import Status
 from ..core.exit_codes import EXIT_FAILED, EXIT_USAGE
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
+from ..process import plain_reason
 from ..sources import Limits
 
 DISTRIBUTION = "toolstream-tui"
@@ -48,6 +49,27 @@ def number_from(
     return parse
 
 
+SLOWEST_SPEED = 0.001  # a thousand times slower than recorded; slower, a wait could overflow
+
+
+def speed_factor(text: str) -> float:
+    """An argparse `type` for --speed: 0 (as fast as possible), or from SLOWEST_SPEED."""
+    value = number_from(float, 0.0)(text)
+    if 0 < value < SLOWEST_SPEED:
+        raise argparse.ArgumentTypeError(
+            f"expected 0 (as fast as possible) or a number >= {SLOWEST_SPEED:g}, got {text!r}"
+        )
+    return value
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with its errors in one line, as every other error of the tool is:
+    the usage block above it would bury the line that says what is wrong."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def named_path(text: str) -> Path:
     """An argparse `type` for a file or folder the command line names: an empty
     name (an unset variable) or `-` (read as stdin or stdout elsewhere; not taken
@@ -59,6 +81,27 @@ def named_path(text: str) -> Path:
             "'-' (stdin or stdout) is not taken here: name a file (./- for a file called -)"
         )
     return Path(text)
+
+
+def bundle_directory(text: str) -> Path:
+    """An argparse `type` for --bundle: a folder that is new, empty or holds a bundle
+    already; one that holds anything else is refused before the stream is read
+    (writing into it would overwrite a README.md or a report.json of its own)."""
+    from ..watching.bundle import others_files
+
+    directory = named_path(text)
+    if directory.exists() and not directory.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file: name a new or empty folder")
+    try:
+        found = others_files(directory)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {text}: {plain_reason(exc)}") from exc
+    if found:
+        shown = ", ".join(found[:3]) + (", …" if len(found) > 3 else "")
+        raise argparse.ArgumentTypeError(
+            f"{text} holds files that are not a bundle's ({shown}): name a new or empty folder"
+        )
+    return directory
 
 
 def installed_version() -> str:

@@ -26,7 +26,7 @@ from ..sources.base import UNREADABLE, SourceItems
 from ..sources.recording import RecordingError, timing_path
 from ..sources.replay import ReplaySource, open_regular
 from ..views.words import plural
-from .common import missing_terminal
+from .common import OneLineParser, missing_terminal
 
 PROG = "toolstream-tui diff"
 REASON_CHARS = 100  # of why a file is not a recording: its error may quote its bytes
@@ -39,7 +39,7 @@ class Unreadable(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Replay two recordings and compare how each ended (status, HTTP status, "
         "error, finish reason, the body of a failed response), their text, tool calls and "

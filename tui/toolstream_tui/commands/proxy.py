@@ -42,6 +42,7 @@ from ..proxy.requests import DEFAULT_KEEP, Change, RequestList, RequestRecord
 from ..proxy.server import ProxyServer
 from ..sources.secrets import Redactor, secrets_in
 from .common import (
+    OneLineParser,
     UsageError,
     add_limit_options,
     fail_on_kinds,
@@ -58,7 +59,7 @@ WATCHER_NICENESS = 10  # how far the watching process steps back from the forwar
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Forward an agent's requests to one upstream, untouched, and watch every "
         "response stream through the same core. Point the agent's base URL at the proxy "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,9 +37,11 @@ from ..sources.recording import Tape, TapeSource, source_items
 from .common import (
     CannotUse,
     CommandError,
+    OneLineParser,
     UsageError,
     VersionAction,
     add_limit_options,
+    bundle_directory,
     fail_on_kinds,
     limits_of,
     lint_failures,
@@ -46,6 +49,7 @@ from .common import (
     named_path,
     number_from,
     one_line_summary,
+    speed_factor,
 )
 from .time_travel import (
     Until,
@@ -70,7 +74,7 @@ PROG = "toolstream-tui"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Watch LLM tool calls stream in, piece by piece: OpenAI chat completions "
         "and Responses, Anthropic Messages, Gemini and Vertex AI, Bedrock, Cohere, Ollama and "
@@ -146,7 +150,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
 def add_display_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--speed",
-        type=number_from(float, 0),
+        type=speed_factor,
         default=1.0,
         metavar="F",
         help="pace of replay and stub: 1 = recorded pace, 0 = as fast as possible",
@@ -176,7 +180,7 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bundle",
         metavar="DIR",
-        type=named_path,
+        type=bundle_directory,
         help="write a repro bundle to DIR once the stream is over: the recording, the "
         "report, an SVG of the screen and a README on replaying it (in the app: key b)",
     )
@@ -200,14 +204,28 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     add_otlp_option(parser)
 
 
+# RFC 9110's token: a header's name, a method.
+TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
 def parse_headers(lines: Sequence[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(":")
-        if not colon or not name.strip():
-            raise UsageError(f"header {line!r} is not of the form 'Name: value'")
-        headers[name.strip()] = value.strip()
+        name, value = name.strip(), value.strip()
+        if not colon or not TOKEN.fullmatch(name) or any(c in value for c in "\r\n\0"):
+            raise UsageError(f"header {line!r} is not of the form 'Name: value' on one line")
+        headers[name] = value
     return headers
+
+
+def http_method(given: str | None, body: bytes | None) -> str:
+    """-X's method, or GET (POST with a body); one that is not a token is refused."""
+    if given is None:
+        return "POST" if body is not None else "GET"
+    if not TOKEN.fullmatch(given):
+        raise UsageError(f"-X {given!r} is not an HTTP method (GET, POST, …)")
+    return given.upper()
 
 
 def read_body(data: str | None) -> bytes | None:
@@ -238,7 +256,7 @@ def http_request(args: argparse.Namespace) -> HttpRequest:
     body = read_body(args.data)
     if body is not None and "content-type" not in given:
         headers["Content-Type"] = "application/json"
-    method = (args.method or ("POST" if body is not None else "GET")).upper()
+    method = http_method(args.method, body)
     return HttpRequest(
         url=args.url,
         method=method,
@@ -288,7 +306,7 @@ def build_source(args: argparse.Namespace) -> Source | CaptureList:
 
     from ..sources.stub import StubSource
 
-    scenario = args.scenario or "demo"
+    scenario = "demo" if args.scenario is None else args.scenario
     try:
         load_scenario(scenario)
     except ScenarioNotFound as exc:
@@ -470,8 +488,23 @@ def otlp_export(url: str | None) -> OtlpExport | None:
         raise UsageError(str(exc)) from exc
 
 
+# The options that shape a request: they go with --url only.
+REQUEST_OPTIONS = {"method": "-X", "data": "-d", "header": "-H", "api_key_env": "--api-key-env"}
+
+
+def check_request_options(args: argparse.Namespace) -> None:
+    """A request option without --url would be dropped without a word: refused."""
+    if args.url is not None:
+        return
+    given = [flag for name, flag in REQUEST_OPTIONS.items() if getattr(args, name)]
+    if given:
+        are = "is a request option" if len(given) == 1 else "are request options"
+        raise UsageError(f"{', '.join(given)} {are}: give --url too")
+
+
 def watch(args: argparse.Namespace) -> int:
     """Watch the source the arguments name, headless or in the app."""
+    check_request_options(args)
     fail_on = fail_on_kinds(args.fail_on, args.headless)
     check_time_travel(args)
     no_terminal = None if args.headless else missing_terminal()

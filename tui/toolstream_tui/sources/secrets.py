@@ -77,7 +77,8 @@ def auth_headers(
     key = next((environ[name] for name in variables if environ.get(name)), None)
     if not key:
         if key_env is not None:
-            raise MissingKey(f"environment variable {key_env} is not set")
+            said = "is empty" if key_env in environ else "is not set"
+            raise MissingKey(f"environment variable {key_env!r} {said}")
         return {}
     if speaks_anthropic(url, dialect):
         return {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION}

@@ -18,6 +18,29 @@ RECORDING = "stream.sse"
 REPORT = "report.json"
 SCREENSHOT = "screen.svg"
 README = "README.md"
+TITLE = "# toolstream-tui repro bundle"
+
+
+def others_files(directory: Path) -> list[str]:
+    """The names in `directory` a bundle would not have written: none when it is
+    missing, empty or holds a bundle (its files, its README's title), so that
+    writing a bundle there overwrites nobody's work."""
+    try:
+        names = sorted(entry.name for entry in directory.iterdir())
+    except (FileNotFoundError, NotADirectoryError):  # to be made (or failing to be, said then)
+        return []
+    ours = {RECORDING, timing_path(Path(RECORDING)).name, REPORT, SCREENSHOT, README}
+    if README in names and not _titled_as_a_bundle(directory / README):
+        ours.discard(README)
+    return [name for name in names if name not in ours]
+
+
+def _titled_as_a_bundle(readme_path: Path) -> bool:
+    try:
+        with readme_path.open("rb") as file:
+            return file.readline().rstrip() == TITLE.encode()
+    except OSError:
+        return False
 
 
 def write_bundle(
@@ -98,7 +121,7 @@ def readme(state: StreamState, with_screenshot: bool) -> str:
         files.append(f"- `{SCREENSHOT}`: the screen when the bundle was written")
     return "\n".join(
         [
-            "# toolstream-tui repro bundle",
+            TITLE,
             "",
             *summary(state),
             "",
