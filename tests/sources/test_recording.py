@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.cli import CliRunner
-from toolstream_stubs import StubServer
+from tests.helpers.oracles import scenario_report
+from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.core import StreamSession
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.sources import pump
@@ -431,6 +432,23 @@ def test_the_same_cut_bytes_under_another_name_are_a_json_response_that_does_not
     code, report, _ = replayed_report(cli, body)
     assert (code, report["status"]) == (1, "error")
     assert report["error"].startswith("JSON response does not parse")
+
+
+@pytest.mark.parametrize("scenario", ["json-completion", "gemini-array"])
+@pytest.mark.parametrize("name", ["saved.jsonl", "saved.NDJSON"])
+def test_a_whole_response_or_an_array_under_an_ndjson_name_is_read_as_what_it_is(
+    cli: CliRunner, tmp_path: Path, scenario: str, name: str
+) -> None:
+    """The name says NDJSON only where the bytes cannot tell (one line cut short): a
+    chat.completion saved on one line as .jsonl lost its calls and finished, exit 0."""
+    body = tmp_path / name
+    body.write_bytes(load_scenario(scenario).rendered)
+    code, report, _ = replayed_report(cli, body)
+    expected = scenario_report(scenario)
+    assert (code, report["status"]) == (0, "finished")
+    assert [c["arguments"] for c in report["tool_calls"]] == [
+        c["arguments"] for c in expected["tool_calls"]
+    ]
 
 
 def test_random_bytes_are_not_an_sse_stream(cli: CliRunner, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ replay with one line saying where and why."""
 
 from __future__ import annotations
 
+import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,6 +63,21 @@ def machine_keys_redactor() -> Redactor | None:
     return Redactor(secrets_in("", {}))
 
 
+def first_line_cut_short(data: bytes) -> bool:
+    """Is the body one line of a JSON object cut short (it does not parse)? Only
+    then can a name (.ndjson, .jsonl) say more than the bytes: an NDJSON stream cut
+    in its first line, not a JSON response that fails. A whole response on one line,
+    a JSON array or several lines are read as what they are, whatever the name."""
+    line = data.strip()
+    if line[:1] != b"{" or b"\n" in line:
+        return False
+    try:
+        json.loads(line)
+    except ValueError:
+        return True
+    return False
+
+
 class ReplaySource:
     def __init__(self, path: Path, speed: float = 1.0, clock: Clock = monotonic) -> None:
         self.path = path
@@ -103,11 +119,10 @@ class ReplaySource:
 
     async def _bare(self, body: IO[bytes], elapsed: Stopwatch) -> SourceItems:
         """A body without a timing file: its type is not known (the session sniffs
-        it) and its reads are cut every READ_PIECE bytes. Only its name can say that
-        a first line cut short is an NDJSON stream cut, not a JSON response."""
-        ndjson = self.path.suffix.lower() in NDJSON_SUFFIXES
-        yield ResponseHead(status=200, content_type=NDJSON_TYPE if ndjson else "")
+        it) and its reads are cut every READ_PIECE bytes."""
         data = body.read(READ_PIECE)
+        ndjson = self.path.suffix.lower() in NDJSON_SUFFIXES and first_line_cut_short(data)
+        yield ResponseHead(status=200, content_type=NDJSON_TYPE if ndjson else "")
         if not data:
             yield TransportError(f"empty recording: {self.path}", 0.0, UNREADABLE)
             return
