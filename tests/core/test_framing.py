@@ -88,6 +88,17 @@ def test_each_ndjson_line_is_one_event(
     assert trailing == ""
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def test_an_array_after_a_byte_order_mark_frames_as_without_it_however_cut() -> None:
+    """A BOM (a Windows editor's, or one saved from a browser) goes, even cut across
+    reads; it was an element of its own: data-not-json, '\\ufeff'."""
+    raw = b'[{"a": 1}, {"b": [2]}]'
+    for cut in range(len(BOM) + len(raw) + 1):
+        assert run(JSONArrayDecoder(), BOM + raw, [cut]) == run(JSONArrayDecoder(), raw, [])
+
+
 # Text that is all the scanner looks at: quotes, backslashes, brackets, and
 # characters of 2 to 4 UTF-8 bytes, so a cut falls mid-escape and mid-character.
 TRICKY_TEXT = st.text(alphabet='"\\{}[],: \n\té€😀\u2028ab', max_size=12)

@@ -252,6 +252,17 @@ def test_a_complete_response_is_still_read_whole(
     assert r.kinds == []
 
 
+@pytest.mark.parametrize(("body", "dialect"), COMPLETE)
+def test_a_complete_response_after_a_byte_order_mark_is_read_as_without_it(
+    body: dict[str, Any], dialect: str
+) -> None:
+    """RFC 8259 lets a parser ignore a BOM; it was "JSON response does not parse"."""
+    with_bom = run(b"\xef\xbb\xbf" + compact(body), content_type="application/json")
+    without = run(compact(body), content_type="application/json")
+    assert (with_bom.report["status"], with_bom.report["dialect"]) == ("finished", dialect)
+    assert outcome(with_bom) == outcome(without)
+
+
 # -- a stream cut inside its first event --------------------------------------------
 
 

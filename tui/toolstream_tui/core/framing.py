@@ -169,9 +169,16 @@ class JSONArrayDecoder(NoProblems):
         self._depth = 0  # bracket depth inside the open element
         self._in_string = False
         self._scalar = False  # the open element is a bare value
+        self._at_start = True  # a BOM may come first (and be cut across reads)
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
         self._buffer += chunk
+        if self._at_start:
+            if len(self._buffer) < 3 and BOM.startswith(self._buffer):
+                return []
+            self._at_start = False
+            if self._buffer.startswith(BOM):
+                del self._buffer[:3]
         if self.oversized:
             return []
         items: list[SSEItem] = []

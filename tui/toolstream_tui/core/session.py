@@ -434,7 +434,7 @@ class StreamSession:
 
     def _settle_json(self, raw: bytes, body: str, t: float) -> None:
         try:
-            payload = loads_envelope(body)
+            payload = loads_envelope(body.removeprefix("\ufeff"))  # RFC 8259 lets a BOM go
         except ValueError as exc:
             self.state.fail(f"JSON response does not parse: {exc}")
             return
