@@ -100,6 +100,9 @@ def test_a_connection_reset_mid_event_is_truncated_with_its_buffers(
     assert "connection-lost" in kinds(report)
     assert report["tool_calls"][0]["arguments_raw"]
     assert "Traceback" not in stderr
+    lost = next(a["detail"] for a in report["anomalies"] if a["kind"] == "connection-lost")
+    assert lost.startswith("connection lost while reading the response from ")
+    assert lost.endswith(": connection reset by peer"), "the socket's words, not 'readError'"
 
 
 def test_chunked_encoding_cut_mid_chunk_after_the_finish_keeps_the_finish(

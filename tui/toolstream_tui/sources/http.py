@@ -81,12 +81,24 @@ def describe_transport_error(exc: Exception, request: HttpRequest) -> str:
         return f"cannot connect to {url}: {plain_reason(reason)}"
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"connection closed mid-response by {url}: {exc}"
+    if isinstance(exc, httpx.ReadError | httpx.WriteError):
+        doing = "reading the response from" if isinstance(exc, httpx.ReadError) else "sending to"
+        return f"connection lost while {doing} {url}: {_socket_reason(exc)}"
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return f"invalid URL {url!r}: {plain_reason(exc)}"
     cause: BaseException = exc
     while isinstance(cause, BaseExceptionGroup):  # from the socket layer: say what is inside
         cause = cause.exceptions[0]
     return f"cannot request {url}: {plain_reason(cause)}"
+
+
+def _socket_reason(exc: Exception) -> str:
+    """The socket layer's words ("connection reset by peer"), else the exception's
+    own; never its class name alone (httpx's ReadError often says nothing)."""
+    reason = next((c for c in _causes(exc) if isinstance(c, OSError) and c.strerror), None)
+    if reason is not None:
+        return plain_reason(reason)
+    return " ".join(str(exc).split()) or "the connection broke"
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
