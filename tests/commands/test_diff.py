@@ -18,6 +18,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.helpers.cli import CliRunner
+from tests.helpers.paths import DATA
 from tests.helpers.sse import sse
 from tests.helpers.streaming import run
 from toolstream_stubs import StubServer
@@ -496,6 +497,36 @@ def test_unreadable_recording_exits_2_with_one_line(
     assert (
         captured.err == f"toolstream-tui diff: cannot read {missing}: no such file or directory\n"
     )
+
+
+CAPTURES = DATA / "captures"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("mitmdump.flows", "a mitmproxy flow capture"),
+        ("playwright.har", "a HAR capture"),
+        ("playwright-one.zip", "a zip archive (as Playwright saves a HAR capture)"),
+    ],
+)
+def test_a_capture_is_not_a_recording_to_compare(
+    name: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture holds several requests: its bytes read as one stream compared
+    "identical" to themselves, or gave a lane of some other request. Refused,
+    naming what it is and what to do, with none of its bytes."""
+    capture = tmp_path / f"my {name}"  # a name to quote in the command it suggests
+    capture.write_bytes((CAPTURES / name).read_bytes())
+    recording = write(tmp_path / "a.sse", SAME_A)
+    for a, b in [(capture, capture), (recording, capture)]:
+        assert main_diff([str(a), str(b), "--headless"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == (
+            f"toolstream-tui diff: {capture} is {kind}, not a recording: open it "
+            f"(toolstream-tui open '{capture}') and bundle or record the entry to compare\n"
+        )
 
 
 def test_broken_timing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

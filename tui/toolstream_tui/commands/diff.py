@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import sys
 from collections.abc import Sequence
 from contextlib import aclosing
@@ -23,6 +24,7 @@ from ..core.visible import inert
 from ..process import plain_reason, write_out
 from ..sources import TransportError, pump
 from ..sources.base import UNREADABLE, SourceItems
+from ..sources.capture_kind import FLOWS, HAR, ZIP, file_capture_kind
 from ..sources.recording import RecordingError, timing_path
 from ..sources.replay import ReplaySource, open_regular
 from ..views.words import plural
@@ -32,6 +34,11 @@ PROG = "toolstream-tui diff"
 REASON_CHARS = 100  # of why a file is not a recording: its error may quote its bytes
 # What a dialect notes when it makes nothing of an event (or of a part of one)
 IGNORED_EVENT_KINDS = frozenset({"unknown-event", "data-not-json", "unexpected-shape"})
+CAPTURE_KINDS = {
+    HAR: "a HAR capture",
+    FLOWS: "a mitmproxy flow capture",
+    ZIP: "a zip archive (as Playwright saves a HAR capture)",
+}
 
 
 class Unreadable(Exception):
@@ -68,6 +75,17 @@ def check_readable(path: Path) -> None:
         raise Unreadable(f"cannot read {path}: {exc}") from exc
 
 
+def check_not_capture(path: Path) -> None:
+    """Refuse a capture: it holds requests, each its own stream, and its bytes
+    read as one stream would compare as anything at all."""
+    kind = file_capture_kind(path)
+    if kind is not None:
+        raise Unreadable(
+            f"{path} is {CAPTURE_KINDS[kind]}, not a recording: open it (toolstream-tui "
+            f"open {shlex.quote(str(path))}) and bundle or record the entry to compare"
+        )
+
+
 async def _refusing_unreadable(items: SourceItems) -> SourceItems:
     """The replay's items; a recording that cannot be read (a broken timing file)
     is trouble, not a stream."""
@@ -82,6 +100,7 @@ def replay_state(path: Path, dialect: str | None) -> StreamState:
     """The recording replayed as fast as possible into a fresh session; one that
     holds no stream to compare is trouble (see `check_stream`)."""
     check_readable(path)
+    check_not_capture(path)
     bare = not timing_path(path).exists()
     source = ReplaySource(path, speed=0)
     session = StreamSession(source.label, dialect, live=False)

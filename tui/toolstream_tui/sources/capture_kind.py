@@ -13,6 +13,7 @@ from .replay import open_regular
 
 HAR = "HAR"
 FLOWS = "mitmproxy flow"
+ZIP = "zip"  # Playwright saves a HAR and its bodies in one
 SNIFF_BYTES = 4096
 ZIP_MAGIC = b"PK\x03\x04"
 HAR_START = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"log"\s*:')
@@ -34,12 +35,18 @@ def capture_kind(head: bytes) -> str | None:
     return FLOWS if head[tag_at : tag_at + 1] == b"}" else None
 
 
-def may_be_capture(path: Path) -> bool:
-    """Whether `path` opens as a zip archive (a HAR may be in it) or a HAR or flow
-    file; False for a file that cannot be read (its replay says why)."""
+def file_capture_kind(path: Path) -> str | None:
+    """HAR, FLOWS, ZIP (an archive a HAR may be in), or None: a recording, or a
+    file that cannot be read (its replay says why)."""
     try:
         with open_regular(path) as file:
             head = file.read(SNIFF_BYTES)
     except (OSError, RecordingError):
-        return False
-    return head.startswith(ZIP_MAGIC) or capture_kind(head) is not None
+        return None
+    return ZIP if head.startswith(ZIP_MAGIC) else capture_kind(head)
+
+
+def may_be_capture(path: Path) -> bool:
+    """Whether `path` opens as a zip archive (a HAR may be in it) or a HAR or flow
+    file; False for a file that cannot be read (its replay says why)."""
+    return file_capture_kind(path) is not None
