@@ -6,6 +6,7 @@ stream reads it: the same calls, the secrets gone, what is missing said."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import base64
 import gzip
@@ -25,7 +26,8 @@ from tests.helpers.paths import DATA
 from tests.helpers.virtual_clock import run_on_virtual_clock
 from toolstream_stubs import StubServer
 from toolstream_tui.cli import main
-from toolstream_tui.commands import capturing
+from toolstream_tui.commands import capture_list, capturing
+from toolstream_tui.commands.common import UsageError
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
 from toolstream_tui.sources import captures
 from toolstream_tui.sources.captures import (
@@ -455,6 +457,40 @@ def test_record_and_bundle_take_one_stream_not_a_list(
         capsys, "--replay", str(DATA / "playwright-one.har"), option, str(target)
     )
     assert code == 0 and target.exists(), "one stream: recorded or bundled as any watch"
+
+
+@pytest.mark.parametrize(("option", "value"), [("--until-event", "3"), ("--until-time", "0.1")])
+def test_a_moment_takes_one_stream_not_a_list(
+    option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each entry's whole report was printed, the option silently not applied."""
+    code, out, err = headless(capsys, "--replay", str(DATA / "playwright.har"), option, value)
+    assert code == 2 and out == ""
+    assert err == (
+        f"toolstream-tui: {option} takes one stream and playwright.har holds 4 streams; "
+        f"bundle the one you want (in the app, b on its stream view) and replay the "
+        f"bundle's stream.sse with {option}\n"
+    )
+    code, out, _ = headless(capsys, "--replay", str(DATA / "playwright-one.har"), option, value)
+    assert code == 0 and json.loads(out)["as_of"], "one stream: cut as any replay"
+
+
+def test_the_app_is_not_opened_at_a_moment_of_a_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--at N` on a list of streams opened the list, ignoring it."""
+    opened: list[Path] = []
+
+    async def open_list(capture: Any, path: Path, args: argparse.Namespace) -> int:
+        opened.append(path)
+        return 0
+
+    monkeypatch.setattr(capture_list, "run_list_app", open_list)
+    listing = capturing.CaptureList(capture("playwright.har"), DATA / "playwright.har")
+    args = argparse.Namespace(
+        record=None, bundle=None, until_event=None, until_time=None, at=3, headless=False
+    )
+    with pytest.raises(UsageError, match=r"^--at takes one stream and playwright.har holds 4"):
+        capturing.watch_list(listing, args, frozenset())
+    assert opened == []
 
 
 def loaded_after_headless(capture: str, *roots: str) -> tuple[list[str], list[str]]:

@@ -31,6 +31,7 @@ from ..sources.captures import (
 )
 from ..sources.recording import RecordingError
 from ..sources.replay import ReplaySource, open_regular
+from ..watching.bundle import RECORDING
 from .common import CannotUse, UsageError, named_path
 
 PROG = "toolstream-tui"
@@ -151,6 +152,13 @@ def watch_list(listing: CaptureList, args: argparse.Namespace, fail_on: frozense
             f"--record and --bundle take one stream and {capture.name} holds "
             f"{len(capture.streams)} streams; in the app, b bundles the one on screen"
         )
+    moment = moment_option(args)
+    if moment is not None:
+        raise UsageError(
+            f"{moment} takes one stream and {capture.name} holds {len(capture.streams)} "
+            f"streams; bundle the one you want (in the app, b on its stream view) and "
+            f"replay the bundle's {RECORDING} with {moment}"
+        )
     for note in [*capture.notes, f"{NOT_TIMED} in a {capture.kind} file"]:
         print(f"{PROG}: note: {inert(note)}", file=sys.stderr)
     if args.headless:
@@ -164,3 +172,10 @@ def watch_list(listing: CaptureList, args: argparse.Namespace, fail_on: frozense
         except KeyboardInterrupt:  # mid-way through a big capture: no traceback
             return EXIT_INTERRUPTED
     return run(run_list_app(capture, listing.path, args))
+
+
+def moment_option(args: argparse.Namespace) -> str | None:
+    """The option given for a moment in one stream (--until-event, --until-time,
+    --at), which a list of streams has no single one of; None when none is."""
+    given = {"--until-event": args.until_event, "--until-time": args.until_time, "--at": args.at}
+    return next((option for option, value in given.items() if value is not None), None)
