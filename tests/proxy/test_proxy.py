@@ -15,6 +15,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -808,6 +809,64 @@ def test_a_record_reads_live_fields_as_the_response_streams() -> None:
 )
 def test_model_of_a_request_body(body: str | None, expected: tuple[str | None, bool]) -> None:
     assert model_of(body) == expected
+
+
+GEMINI = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+VERTEX = "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro"
+ARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-7-v1:0"
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        (GEMINI + "?alt=sse", "gemini-2.5-flash"),
+        ("https://generativelanguage.googleapis.com" + GEMINI, "gemini-2.5-flash"),
+        ("/v1beta/models/gemini-2.0-flash:generateContent", "gemini-2.0-flash"),
+        (VERTEX + ":streamGenerateContent", "gemini-2.5-pro"),
+        (VERTEX.replace("/v1/", "/v1beta1/") + ":generateContent", "gemini-2.5-pro"),
+        ("/v1/publishers/google/models/gemini-2.5-flash:generateContent", "gemini-2.5-flash"),
+        ("/scenarios/x/model/anthropic.claude-3/converse-stream", "anthropic.claude-3"),
+        ("/model/amazon.nova-pro-v1%3A0/converse", "amazon.nova-pro-v1:0"),
+        ("/model/amazon.nova-pro-v1:0/invoke-with-response-stream", "amazon.nova-pro-v1:0"),
+        ("/model/meta.llama3-70b/invoke", "meta.llama3-70b"),
+        ("/model/" + quote(ARN, safe="") + "/converse-stream", ARN),
+        # Not a model's call of these shapes: no model.
+        ("/v1/models/gpt-4o", None),
+        ("/v1beta/models/gemini-2.5-flash:countTokens", None),
+        ("/v1beta/models/gemini-2.5-flash:streamGenerateContent/more", None),
+        ("/model/anthropic.claude-3/converse-stream-more", None),
+        ("/model/a/b/converse", None),
+        ("/v1/chat/completions", None),
+    ],
+)
+def test_model_of_a_request_named_in_its_path(url: str, expected: str | None) -> None:
+    """Gemini, Vertex AI and Bedrock name the model in the URL, not the body (a
+    Bedrock id URL-encoded: an ARN's colons and slash, a version's colon)."""
+    assert model_of("{}", url) == (expected, True)
+    assert model_of(None, url) == (expected, True)
+
+
+def test_the_bodys_model_comes_before_the_paths() -> None:
+    assert model_of('{"model": "gemini-x"}', GEMINI) == ("gemini-x", True)
+    assert model_of('{"model": ""}', GEMINI) == ("gemini-2.5-flash", True)
+    assert model_of("not json", GEMINI) == ("gemini-2.5-flash", False)
+
+
+def test_a_proxied_request_names_the_model_of_its_path(proxy: RunningProxy) -> None:
+    """The row's model and the headless line's, for the providers that put it in the URL."""
+    paths = [
+        "/scenarios/gemini-text-tools" + GEMINI + "?alt=sse",
+        "/scenarios/vertex-partial-args" + VERTEX + ":streamGenerateContent",
+        "/scenarios/bedrock-text-tools/model/" + quote(ARN, safe="") + "/converse-stream",
+        "/scenarios/weather/v1/chat/completions",
+    ]
+    for path in paths:
+        fetch(proxy.url + path, content=b'{"messages": []}')
+    records = sorted(proxy.finished(len(paths)), key=lambda record: record.id)
+    models = [record.summary()["model"] for record in records]
+    assert models == ["gemini-2.5-flash", "gemini-2.5-pro", ARN, None]
+    rows = [dict(zip(COLUMN_TITLES, request_row(r, 0.0).cells, strict=True)) for r in records]
+    assert [row["model"] for row in rows[:2]] == ["gemini-2.5-flash", "gemini-2.5-pro"]
 
 
 # -- recordings ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 from collections import deque
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from ..core import StreamSession, build_report
 from ..core.events import Anomaly
@@ -36,7 +38,7 @@ from ..sources.http import HttpRequest, redacted_request
 from ..sources.pacing import InputFirstPacer
 from ..sources.pump import STOP_ANOMALIES
 from ..sources.recording import Recorder, Tape, recorded, taped
-from ..sources.secrets import Redactor, secrets_in
+from ..sources.secrets import GEMINI_METHOD, Redactor, secrets_in
 from .pipe import ClientGone, Note, ProxiedItem, ResponseEnd, WatchGap
 from .recording import Warn, decoded, new_recorder
 from .server import ProxiedResponse
@@ -52,6 +54,10 @@ CUT_FOR_THE_CLIENT = frozenset(
     {STOP_ANOMALIES[TRANSPORT], STOP_ANOMALIES[IDLE_TIMEOUT], STOP_ANOMALIES[CLIENT_GONE]}
 )
 STOPPED = "the proxy stopped before the response ended"
+# Bedrock Runtime's model calls: the model or ARN is one path segment, URL-encoded.
+BEDROCK_MODEL_OPERATION = re.compile(
+    r"/model/([^/]+)/(?:converse-stream|converse|invoke-with-response-stream|invoke)$"
+)
 
 
 class Change(StrEnum):
@@ -175,16 +181,35 @@ class RequestRecord:
         }
 
 
-def model_of(body: str | None) -> tuple[str | None, bool]:
-    """The request's `model`, and whether the body is JSON (an empty body is)."""
-    if not body:
-        return None, True
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return None, False
+def model_of(body: str | None, url: str = "") -> tuple[str | None, bool]:
+    """The request's model, and whether the body is JSON (an empty body is): the
+    body's `model` when it names one, else the model its URL names (Gemini's,
+    Vertex AI's and Bedrock's requests name it only there)."""
+    payload: Any = None
+    is_json = True
+    if body:
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            is_json = False
     model = payload.get("model") if isinstance(payload, dict) else None
-    return (model if isinstance(model, str) else None), True
+    if isinstance(model, str) and model:
+        return model, is_json
+    return model_in_path(urlsplit(url).path), is_json
+
+
+def model_in_path(path: str) -> str | None:
+    """The model a URL path names: Gemini's and Vertex AI's
+    `…/models/MODEL:generateContent` (or `:streamGenerateContent`), Bedrock's
+    `…/model/MODEL_ID/converse` (`converse-stream`, `invoke`,
+    `invoke-with-response-stream`), its id URL-decoded (an ARN's `%3A`, `%2F`)."""
+    if gemini := GEMINI_METHOD.search(path):
+        named = gemini.group().removeprefix("/models/").rpartition(":")[0]
+    elif bedrock := BEDROCK_MODEL_OPERATION.search(path):
+        named = bedrock.group(1)
+    else:
+        return None
+    return unquote(named) or None
 
 
 class RequestList:
@@ -236,7 +261,7 @@ class RequestList:
         )
         redactor = self._redactor(secrets_in(exchange.url, exchange.headers))
         sent = redacted_request(request, redactor)
-        model, is_json = model_of(sent.body)
+        model, is_json = model_of(sent.body, sent.url)
         record = RequestRecord(
             id=self._next_id,
             method=exchange.method,
