@@ -244,8 +244,29 @@ def test_any_timing_file_replays_or_names_its_bad_line(tmp_path: Path, lines: li
     assert session.ended
     error = session.state.error
     if error is not None and error.startswith("cannot read recording"):
-        assert " line " in error
+        # a bad line is named; a read past the body's end, where the body ends
+        assert " line " in error or "but its timing file records a read to byte" in error
         assert "\n" not in error
+
+
+def test_a_body_shorter_than_its_timing_file_is_a_damaged_copy_not_a_cut(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    """A recording keeps every byte it times: a body that ends sooner was cut after
+    it was written (a partial copy), and replayed as a network cut it would blame
+    the provider. One line, exit 1."""
+    whole = tmp_path / "whole.sse"
+    body = DONE_STREAM * 8
+    whole.write_bytes(body)
+    read_lines = [json.dumps({"t": 0.1 * n, "end": 30 * n}) for n in range(1, 6)]
+    timing_path(whole).write_text("\n".join(read_lines) + "\n")
+    copy = tmp_path / "copy.sse"
+    copy.write_bytes(body[:100])
+    timing_path(copy).write_text(timing_path(whole).read_text())
+    code, report, stderr = replayed_report(cli, copy)
+    assert (code, report["status"]) == (1, "error")
+    assert "the body ends at byte 100, but its timing file records a read to byte 120" in stderr
+    assert replayed_report(cli, whole)[0] != 1, "the whole copy replays"
 
 
 # -- 13.9: the response head and why the stream stopped ------------------------------

@@ -143,6 +143,7 @@ class ReplaySource:
                     self._t = record.t
                 data = body.read(record.end - offset)
                 offset += len(data)
+                check_body_holds(offset, record.end)
                 yield BodyChunk(data, self._t)
                 continue
             if isinstance(record, RequestSent):
@@ -164,6 +165,7 @@ class ReplaySource:
             for piece in read_pieces(body, record.end - offset):
                 offset += len(piece)
                 yield BodyChunk(piece, self._t)
+            check_body_holds(offset, record.end)
         if not opened:
             yield ResponseHead(status=200, content_type=SSE_TYPE)
         for piece in read_pieces(body, None):
@@ -183,6 +185,16 @@ async def wait_until(recorded_t: float, speed: float, elapsed: Stopwatch) -> Non
         import asyncio
 
         await asyncio.sleep(delay)
+
+
+def check_body_holds(read: int, recorded_end: int) -> None:
+    """A body that ends before the read its timing file records is a damaged copy,
+    not a stream the network cut (a recording keeps every byte it times)."""
+    if read < recorded_end:
+        raise RecordingError(
+            f"the body ends at byte {read:,}, but its timing file records a read to "
+            f"byte {recorded_end:,} (a copy cut short?)"
+        )
 
 
 def read_pieces(file: IO[bytes], size: int | None) -> Iterator[bytes]:
