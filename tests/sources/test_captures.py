@@ -293,6 +293,7 @@ def test_a_body_is_cut_when_the_capture_gives_a_bigger_size(size: Any, cut: bool
         (b'{"log": {"pages": []}}', '"log": {"entries": [...]}'),
         (b'{"log": {"entries": [{"request": 1}]}}', 'entry 1 has no "request" object'),
         (b'{"log": ' + b'{"a": ' * 3000 + b"1" + b"}" * 3001, "JSON nested too deeply to read"),
+        (b'{"log": {"entries": [' + b"1" * 25_000 + b"]}}", "a number in it is too long to read"),
         (b"30:4:type;4:http;7:request;", "cut short"),
         (b"11:4:type;1:x,}3:0:~]", "flow 2 is not a dictionary"),
     ],
@@ -406,14 +407,36 @@ def test_a_flow_body_in_an_encoding_not_read_is_an_error_with_why() -> None:
     assert plain == b"" and problem == "cannot decode the body: unsupported Content-Encoding: br"
 
 
-def test_timings_that_are_not_finite_numbers_count_as_zero() -> None:
-    """JSON can say Infinity: a replay must never wait for ever on it."""
+def test_timings_that_are_not_numbers_count_as_zero() -> None:
     document = json.loads((DATA / "playwright-one.har").read_text())
     timings = document["log"]["entries"][1]["timings"]
-    timings.update(blocked=5, dns=-1, connect=-1, ssl=-1, send=True, wait=float("inf"))
-    timings.update(receive="12")
+    timings.update(blocked=5, dns=-1, connect=-1, ssl=-1, send=True, wait=None, receive="12")
     entry = read_capture(json.dumps(document).encode(), "t.har").streams[0]
     assert (entry.head_t, entry.end_t) == (0.005, 0.005)
+
+
+@pytest.mark.parametrize(
+    ("timings", "why"),
+    [
+        ({"receive": 1e12}, "timings.receive is 1e+12 ms"),
+        ({"wait": float("inf")}, "timings.wait is inf ms"),  # JSON can say Infinity
+        ({"blocked": 10**400}, "timings.blocked is a 401-digit number of ms"),
+        ({"wait": 86_400_000, "receive": 1000}, "its timings add up to 86401 seconds"),
+    ],
+)
+def test_har_timings_past_a_day_are_refused_as_a_timing_files_are(
+    timings: dict[str, Any], why: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A replay waited for them (for ever), or reported a last byte 31 years on."""
+    document = json.loads((DATA / "playwright-one.har").read_text())
+    document["log"]["entries"][1]["timings"].update(timings)
+    path = tmp_path / "t.har"
+    path.write_text(json.dumps(document))
+    code, out, err = headless(capsys, "--replay", str(path))
+    assert code == 1 and out == ""
+    assert err == (
+        f"toolstream-tui: cannot read capture t.har: entry 2: {why}, outside 0..86400 seconds\n"
+    )
 
 
 def tnetstring(value: Any) -> bytes:
@@ -432,6 +455,30 @@ def tnetstring(value: Any) -> bytes:
     kinds = {int: b"#", float: b"^", bytes: b",", str: b";"}
     payload = value if isinstance(value, bytes) else str(value).encode()
     return b"%d:%s%s" % (len(payload), payload, kinds[type(value)])
+
+
+@pytest.mark.parametrize(("key", "later"), [("timestamp_start", 1e9), ("timestamp_end", 86_401)])
+def test_flow_times_past_a_day_after_the_request_are_refused(
+    key: str, later: float, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    flow, _ = tnetstring_value((DATA / "mitmdump.flows").read_bytes(), 0, 0)
+    flow["response"][key] = flow["request"]["timestamp_start"] + later
+    path = tmp_path / "t.flows"
+    path.write_bytes(tnetstring(flow))
+    code, out, err = headless(capsys, "--replay", str(path))
+    assert code == 1 and out == ""
+    assert err == (
+        f"toolstream-tui: cannot read capture t.flows: flow 1: response.{key} is {later:g} "
+        "seconds after the request, outside 0..86400 seconds\n"
+    )
+
+
+def test_a_flow_time_past_a_floats_range_is_no_time() -> None:
+    """It was a traceback (an int too large to convert to float)."""
+    flow, _ = tnetstring_value((DATA / "mitmdump.flows").read_bytes(), 0, 0)
+    flow["response"]["timestamp_end"] = 10**400
+    entry = read_capture(tnetstring(flow), "t.flows").entries[0]
+    assert entry.end_t is None
 
 
 @pytest.mark.parametrize("status", ["200", [], True, None])

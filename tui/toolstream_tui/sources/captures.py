@@ -38,6 +38,7 @@ from .base import (
 )
 from .capture_kind import FLOWS, HAR, TNETSTRING_START, capture_kind
 from .decoding import GZIP, GZIP_MAGIC, GZIP_WBITS, BodyDecoder, UnsupportedEncoding
+from .recording import MAX_RECORDED_SECONDS
 from .replay import wait_until
 from .secrets import Redactor, safe_headers, secrets_in
 
@@ -236,6 +237,8 @@ def read_har(data: bytes, name: str, attachment: Attachment = no_attachments) ->
         ) from None
     except RecursionError:  # nested past what Python's parser can follow
         raise CaptureError(f"{name}: JSON nested too deeply to read") from None
+    except ValueError:  # an integer past the digits Python reads (strict_json sets them)
+        raise CaptureError(f"{name}: a number in it is too long to read") from None
     log = document.get("log") if isinstance(document, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
@@ -248,7 +251,7 @@ def har_entry(entry: Any, number: int, name: str, attachment: Attachment) -> Cap
     where = f"{name}: entry {number}"
     request, response = _object(entry, "request", where), _object(entry, "response", where)
     started = _har_time(entry.get("startedDateTime"))
-    head_t, end_t, timing_notes = har_timings(entry.get("timings"))
+    head_t, end_t, timing_notes = har_timings(entry.get("timings"), where)
     content = _object(response, "content", where)
     body, body_notes, unreadable = har_body(content, attachment)
     status = _har_status(response.get("status"))
@@ -420,20 +423,41 @@ def zlib_wrapped(data: bytes) -> bool:
     return len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
 
 
-def har_timings(timings: Any) -> tuple[float | None, float | None, list[str]]:
+def har_timings(timings: Any, where: str) -> tuple[float | None, float | None, list[str]]:
     """Seconds from the request to the response head and to the body's end, from the
-    HAR's timings (milliseconds; -1 where a phase does not apply)."""
+    HAR's timings (milliseconds; -1 where a phase does not apply). A phase, or
+    their sum, past a day is refused as a timing file's `t` is (a wait must end)."""
     if not isinstance(timings, dict):
         return None, None, ["the capture has no timings: every time shown is 0"]
 
     def phase(key: str) -> float:
         value = timings.get(key)
-        milliseconds = _number(value)
-        return milliseconds if milliseconds is not None and milliseconds > 0 else 0.0
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            return 0.0  # not a number, or -1: the phase does not apply
+        # Compared as it is: an int past a float's range has no float; NaN fails too.
+        if not value <= MAX_RECORDED_SECONDS * 1000:
+            raise CaptureError(
+                f"{where}: timings.{key} is {_milliseconds_shown(value)}, "
+                f"outside 0..{MAX_RECORDED_SECONDS:g} seconds"
+            )
+        return float(value)
 
     # "ssl" is part of "connect" (HAR 1.2), so it is not added again.
     head = sum(phase(key) for key in ("blocked", "dns", "connect", "send", "wait")) / 1000
-    return head, head + phase("receive") / 1000, []
+    end = head + phase("receive") / 1000
+    if end > MAX_RECORDED_SECONDS:
+        raise CaptureError(
+            f"{where}: its timings add up to {end:g} seconds, "
+            f"outside 0..{MAX_RECORDED_SECONDS:g} seconds"
+        )
+    return head, end, []
+
+
+def _milliseconds_shown(value: float) -> str:
+    try:
+        return f"{value:g} ms"
+    except OverflowError:  # an int past a float's range
+        return f"a {len(str(value))}-digit number of ms"
 
 
 def _har_time(text: Any) -> float | None:
@@ -572,8 +596,8 @@ def flow_entry(flow: dict[str, Any], number: int, name: str) -> CaptureEntry:
         response_headers=headers,
         content_type=next((v for k, v in headers.items() if k.lower() == "content-type"), ""),
         body=body,
-        head_t=_since(started, response.get("timestamp_start")),
-        end_t=_since(started, response.get("timestamp_end")),
+        head_t=_since(started, response, "timestamp_start", f"{name}: flow {number}"),
+        end_t=_since(started, response, "timestamp_end", f"{name}: flow {number}"),
         error=message,
         unreadable=failure or None,
         notes=tuple(notes),
@@ -648,11 +672,22 @@ def _number(value: Any) -> float | None:
     """A finite number (JSON can say Infinity; a wait must never be endless)."""
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:  # an int past a float's range: no time either
+        return None
 
 
-def _since(start: float | None, value: Any) -> float | None:
-    moment = _number(value)
+def _since(start: float | None, response: dict[str, Any], key: str, where: str) -> float | None:
+    """Seconds from the request to the response's `key` time; past a day is refused,
+    as a timing file's `t` is (a wait must end)."""
+    moment = _number(response.get(key))
     if start is None or moment is None:
         return None
-    return max(0.0, moment - start)
+    seconds = max(0.0, moment - start)
+    if seconds > MAX_RECORDED_SECONDS:
+        raise CaptureError(
+            f"{where}: response.{key} is {seconds:g} seconds after the request, "
+            f"outside 0..{MAX_RECORDED_SECONDS:g} seconds"
+        )
+    return seconds
