@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from tests.helpers.apps import SETTLE_TIMEOUT, make_app, scenario_params, wait_settled
-from toolstream_stubs import StubServer
+from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app import ToolstreamApp
 from toolstream_tui.app.widgets import raw_log
 
@@ -24,6 +24,49 @@ async def log_caught_up(app: ToolstreamApp) -> list[str]:
 
 def numbers(lines: list[str]) -> list[int]:
     return [int(line.split()[0].removeprefix("#")) for line in lines]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "first_line"),
+    [
+        # a frame: its event type, and its payload as text
+        ("bedrock-text-tools", 'event: messageStart {"role":"assistant","p":"abcdefghijk"}'),
+        # a line
+        ("ollama-text-tools", '{"model":"stub-model","created_at":"2025-07-07T20:22:19.111731Z"'),
+        # an element of the array
+        ("gemini-array", '{"candidates": [{"content": {"parts": [{"text": "I\'ll check'),
+    ],
+)
+async def test_every_framing_logs_each_event_numbered_up_to_the_cursor(
+    app_stub: StubServer, scenario: str, first_line: str
+) -> None:
+    """Each wire event of a non-SSE stream is one numbered line, with no bytes of
+    the framing in it; Home (cursor at event 0) shows none, a step shows the first."""
+    app = make_app(app_stub, scenario)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_settled(app)
+        events = app.session.state.events
+        await pilot.press("l", "v")
+        lines = await log_caught_up(app)
+        assert events == len(load_scenario(scenario).events)
+        assert numbers(lines) == list(range(1, events + 1))
+        assert lines[0].split("s ", 1)[1].startswith(first_line)
+        assert not any(ord(char) < 0x20 or 0x2400 <= ord(char) < 0x2440 for char in "".join(lines))
+        await pilot.press("home")
+        assert app.stream.raw_log.plain_lines() == []
+        await pilot.press("n")
+        assert numbers(app.stream.raw_log.plain_lines()) == [1]
+
+
+async def test_an_ndjson_line_is_logged_whole(app_stub: StubServer) -> None:
+    """With `v`, an NDJSON event's line is the line as sent, without its newline."""
+    app = make_app(app_stub, "ollama-text-tools")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_settled(app)
+        await pilot.press("l", "v")
+        lines = await log_caught_up(app)
+        sent = [event.decode().rstrip("\n") for event in load_scenario("ollama-text-tools").events]
+        assert [line.split("s ", 1)[1] for line in lines] == sent
 
 
 async def test_the_log_fills_to_the_cursor_without_more_redraws(

@@ -1,4 +1,4 @@
-"""Every SSE event and comment of a tape, for the raw log.
+"""Every wire event of a tape (and every SSE comment), for the raw log.
 
 The stream's core keeps no copy of each event's data: the screen's other parts
 are drawn from what the events built. The raw log is the one place that shows
@@ -6,10 +6,14 @@ the events themselves, so it decodes them again from the tape (the bytes as
 they arrived), only once somebody opens it, a budget of work at a time so keys
 stay answered, and writes each one to an anonymous temporary file: a stream of
 two million events costs a few arrays in memory, however large its data.
+
+The tape is cut into events as the session cut it (`framing_of`): SSE events,
+NDJSON lines, JSON-array elements or AWS event-stream frames, numbered alike.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from array import array
@@ -17,10 +21,14 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import IO
 
-from ..core.sse import SSEComment, SSEDecoder
+from ..core.framing import Framer
+from ..core.session import FRAMERS, FRAMING_OF_TYPE, JSON_TYPE, sniffed_mode
+from ..core.sse import SSEComment, SSEItem
+from ..sources.base import ResponseHead
 from ..sources.recording import Tape
 
 READ_BLOCK = 64 * 1024  # the most of the tape decoded at a time
+SNIFF_BLOCK = 64 * 1024  # the most of an untyped body's start read to tell its framing
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +45,9 @@ class WireEvents:
     def __init__(self, tape: Tape) -> None:
         self.tape = tape
         self.widest = 0  # characters in the longest data or comment so far
-        self._decoder = SSEDecoder()
+        self._decoder: Framer | None = None  # once the framing is known
+        self._undecided_at = -1  # the tape's length when its start told no framing yet
+        self._events = 0  # the wire events decoded
         self._decoded = 0  # bytes of the tape decoded
         self._closed = False  # the decoder was told the tape ended
         self._file: IO[bytes] = tempfile.TemporaryFile(prefix="toolstream-wire-")  # noqa: SIM115
@@ -55,7 +65,10 @@ class WireEvents:
 
     @property
     def caught_up(self) -> bool:
-        return self._decoded >= self.tape.length
+        """All the tape holds is decoded (or it waits for more bytes, which tell its
+        framing)."""
+        length = self.tape.length
+        return self._decoded >= length or self._undecided_at == length
 
     def index(self, budget: float, *, complete: bool = False) -> bool:
         """Decode what the tape holds beyond what was decoded, for at most `budget`
@@ -64,19 +77,18 @@ class WireEvents:
         when caught up."""
         deadline = time.perf_counter() + budget
         tape = self.tape
-        while self._decoded < tape.length:
+        decoder = self._decoder or self._framer(complete)
+        while decoder is not None and self._decoded < tape.length:
             read = bisect_right(tape.read_ends, self._decoded)
             end = min(tape.read_ends[read], self._decoded + READ_BLOCK)
-            self._take(tape.body(self._decoded, end), tape.read_times[read])
+            self._take(decoder.feed(tape.body(self._decoded, end)), tape.read_times[read])
             self._decoded = end
             if time.perf_counter() >= deadline:
                 break
-        if complete and self.caught_up and not self._closed:
+        if decoder is not None and complete and self.caught_up and not self._closed:
             self._closed = True
-            t = tape.read_times[-1] if tape.read_times else 0.0
-            for item in self._decoder.close()[0]:
-                if isinstance(item, SSEComment):  # no event is dispatched without its blank line
-                    self._add(self._decoder.dispatched, t, True, "", None, item.text)
+            # An NDJSON line without its newline is an event; SSE hands on comments only.
+            self._take(decoder.close()[0], tape.read_times[-1] if tape.read_times else 0.0)
         self._flush()
         return self.caught_up
 
@@ -104,14 +116,24 @@ class WireEvents:
     def close(self) -> None:
         self._file.close()
 
-    def _take(self, chunk: bytes, t: float) -> None:
-        events = self._decoder.dispatched
-        for item in self._decoder.feed(chunk):
+    def _framer(self, complete: bool) -> Framer | None:
+        """The decoder of the tape's framing, once its head and first bytes tell it
+        (`complete`: no more bytes will come to tell it)."""
+        tape = self.tape
+        framing = framing_of(tape.head, tape.body(0, SNIFF_BLOCK), final=complete)
+        if framing is None:
+            self._undecided_at = tape.length
+            return None
+        self._decoder = FRAMERS[framing](sys.maxsize)
+        return self._decoder
+
+    def _take(self, items: list[SSEItem], t: float) -> None:
+        for item in items:
             if isinstance(item, SSEComment):
-                self._add(events, t, True, "", None, item.text)
+                self._add(self._events, t, True, "", None, item.text)
             else:
-                events = item.number
-                self._add(events, t, False, item.event, item.id, item.data)
+                self._events = item.number
+                self._add(item.number, t, False, item.event, item.id, item.data)
 
     def _add(
         self, number: int, t: float, comment: bool, event: str, call_id: str | None, data: str
@@ -132,6 +154,29 @@ class WireEvents:
             self._file.write(self._pending)
             self._written += len(self._pending)
             self._pending.clear()
+
+
+def framing_of(head: ResponseHead | None, start: bytes, *, final: bool) -> str | None:
+    """The framing the session reads a body with (see `StreamSession.open` and
+    `_sniff`): told by the content type or, untyped or typed JSON, by the body's
+    `start` (None while that could still be more than one; `final`: it is the
+    whole body). A body that is no stream of events is decoded as SSE, as the
+    session does with one that looks like SSE."""
+    status = head.status if head is not None else 200
+    media = head.content_type.partition(";")[0].strip().lower() if head is not None else ""
+    if status >= 400:
+        return "sse"
+    if media in FRAMING_OF_TYPE:
+        return FRAMING_OF_TYPE[media]
+    typed_json = media == JSON_TYPE or media.endswith("+json")
+    if media and not typed_json:
+        return "sse"
+    sniffed = sniffed_mode(start, final)
+    if sniffed is None and not final:
+        return None
+    if sniffed in FRAMERS and (sniffed == "json-array" or not typed_json):
+        return sniffed
+    return "sse"
 
 
 def _bytes(text: str) -> bytes:
