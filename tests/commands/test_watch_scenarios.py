@@ -714,7 +714,7 @@ EXPECTED: dict[str, Expected] = {
         EXIT_INCOMPLETE,
         "truncated",
         None,
-        [(0, None, "get_weather", None)],
+        [(0, None, "get_weather", {"city": "Madrid"})],  # whole: complete as it came
         {("unterminated-event", None)},
         text="Checking Madrid",
         dialect="gemini",
@@ -757,7 +757,7 @@ EXPECTED: dict[str, Expected] = {
         EXIT_INCOMPLETE,
         "truncated",
         None,
-        [(0, "call_h3j7k1l9", "search_docs", None)],
+        [(0, "call_h3j7k1l9", "search_docs", {"query": "streaming tool calls", "limit": 5})],
         text="Searching the docs. One moment",
         dialect="ollama",
     ),

@@ -91,6 +91,7 @@ class CallSlot(Record):
         "started_at",
         "started_event",
         "started_in",
+        "whole",
         "written",
     )
 
@@ -146,6 +147,9 @@ class CallSlot(Record):
         self.written = written
         # The final word and the object it was written from (see `restate`)
         self.final_written = final_written
+        # The arguments came whole in one fragment (Gemini's `args`, Ollama's
+        # `arguments`): complete when they arrived, whatever the stream did next.
+        self.whole = False
         self._fields: FieldClock | None = None
 
     @property
@@ -601,13 +605,13 @@ class StreamState(Record):
         self.trailing = trailing
         if self.error is not None:
             self.status = Status.ERROR
-            self._mark_calls_unfinished(INTERRUPTED_CALL_ERROR)
+            self._settle_unfinished_calls(INTERRUPTED_CALL_ERROR)
         elif self.finished:
             self.status = Status.FINISHED
             self._parse_pending_calls()
         else:
             self.status = Status.TRUNCATED
-            self._mark_calls_unfinished(TRUNCATED_CALL_ERROR)
+            self._settle_unfinished_calls(TRUNCATED_CALL_ERROR)
             for slot in self.calls.values():
                 self._check_merged_json(slot)
         self._note_lone_surrogates()
@@ -659,9 +663,16 @@ class StreamState(Record):
             if found:
                 self.note("lone-surrogate", index, found[0], None, count=found[1])
 
-    def _mark_calls_unfinished(self, reason: str) -> None:
-        for slot in self.calls.values():
-            if not slot.parsed:
+    def _settle_unfinished_calls(self, reason: str) -> None:
+        """A stream that ended before its finish: a call whose arguments came whole
+        is complete, and parsed; every other keeps its raw text, unparsed, `reason`."""
+        for index in sorted(self.calls):
+            slot = self.calls[index]
+            if slot.parsed:
+                continue
+            if slot.whole and len(slot.pieces) == 1:
+                self._parse_call(index, slot)
+            else:
                 slot.error = reason
                 slot.settled_event = self.now
 
@@ -669,15 +680,16 @@ class StreamState(Record):
         for index in sorted(self.calls):
             slot = self.calls[index]
             if not slot.parsed:
-                slot.parse()
-                slot.settled_event = self.now
-                if slot.error is not None:
-                    self._check_merged_json(slot)
-                else:
-                    self._check_parsed(slot)
-                self.outbox.append(
-                    CallParsed(index, slot.arguments, slot.error, slot.error_position)
-                )
+                self._parse_call(index, slot)
+
+    def _parse_call(self, index: int, slot: CallSlot) -> None:
+        slot.parse()
+        slot.settled_event = self.now
+        if slot.error is not None:
+            self._check_merged_json(slot)
+        else:
+            self._check_parsed(slot)
+        self.outbox.append(CallParsed(index, slot.arguments, slot.error, slot.error_position))
 
     def _check_parsed(self, slot: CallSlot) -> None:
         """Parsed arguments: an object, of a declared tool, that its schema accepts?"""

@@ -150,6 +150,7 @@ class Dialect:
             self.state.append_fragment(slot, compact_json(arguments), self.event, self.t)
         else:
             self.state.append_written(slot, *written, self.event, self.t)
+        slot.whole = True
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
         self.state.note(kind, index, detail, self.event)
