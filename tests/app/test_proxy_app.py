@@ -315,6 +315,48 @@ async def test_a_request_forgotten_between_two_draws_is_painted_as_drawn() -> No
         await pilot.pause()  # and the paint in between does not fail either
 
 
+LONG_PATHS = [  # as the stub serves them: every path starts /scenarios/…
+    ("gemini-text-tools", "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+    ("bedrock-text-tools", "/model/anthropic.claude-3/converse-stream"),
+    ("cohere-text-tools", "/v2/chat"),
+    ("ollama-text-tools", "/api/chat"),
+    ("truncated", "/v1/chat/completions"),
+]
+
+
+@pytest.mark.parametrize(
+    "size, titles",
+    [
+        ((120, 40), ["time", "request", "model", "state", "calls", "anomalies", "duration"]),
+        ((80, 24), ["request", "model", "state", "calls", "anomalies"]),
+    ],
+)
+async def test_the_list_tells_requests_apart_at_80_and_120_columns(
+    size: tuple[int, int], titles: list[str]
+) -> None:
+    """Paths that start alike are told apart by their ends, the reason after a
+    path is drawn, and every column drawn is whole (the least useful left out)."""
+    log = RequestList()
+    for number, (scenario, path) in enumerate(LONG_PATHS, start=1):
+        log.records[number] = known_record(number, scenario, f"/scenarios/{scenario}{path}", None)
+    app = RequestListApp(log, "http://127.0.0.1:8787", "http://127.0.0.1:9", options=None)
+    async with app.run_test(size=size) as pilot:
+        await drawn(pilot)
+        screen = app.requests
+        header = str(screen.columns.content)
+        assert header.split() == titles
+        start, end = header.index("request"), header.index("model") - 1
+        rows = {number: screen.table.row(number)[0] for number in log.records}
+        requests = [row[start:end].rstrip() for row in rows.values()]
+        assert len(set(requests)) == len(requests), requests
+        assert all(cell_len(row) == cell_len(header) for row in rows.values())
+        assert rows[1][start:].startswith("POST …"), "a long path shows its end"
+        assert "· untermin" in rows[5][start:end], "the reason after the path"
+        if size[0] == 120:
+            assert "gemini-2.5-flash:streamGenerateContent" in rows[1]
+            assert "/model/anthropic.claude-3/converse-stream" in rows[2]
+
+
 def test_the_request_list(snap_compare: Any, utc: None) -> None:
     """Six requests through the proxy, newest first: the time each started, method
     and path, model, dialect, HTTP status, state (finished in green, the one with

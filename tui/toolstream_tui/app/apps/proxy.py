@@ -57,9 +57,11 @@ def show_text(static: Static, text: str, layout: bool = False) -> None:
 
 
 def line_of(cells: tuple[str, ...], widths: list[int]) -> str:
+    """The cells of the columns drawn (a width of 0: a column a narrow list leaves out)."""
     return " ".join(
         fit_cell(cell, width, right)
         for cell, width, (_, _, right) in zip(cells, widths, REQUEST_COLUMNS, strict=True)
+        if width
     )
 
 
@@ -192,7 +194,7 @@ class RequestListScreen(Screen[None]):
         records = {request_id: self.request_list.records[request_id] for request_id in ids}
 
         def row(request_id: int) -> tuple[str, str]:
-            shown = request_row(records[request_id], now)
+            shown = request_row(records[request_id], now, widths)
             return line_of(shown.cells, widths), shown.tone
 
         show_text(self.columns, line_of(tuple(t for t, _, _ in REQUEST_COLUMNS), widths))
