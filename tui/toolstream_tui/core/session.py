@@ -51,7 +51,7 @@ FRAMING_OF_TYPE = {
 }
 
 
-def _mode_for(status: int, content_type: str) -> str:
+def mode_for(status: int, content_type: str) -> str:
     """`error`, a framing (a stream of events), `json` (a complete response, or a
     JSON array written progressively), `sniff` (look at the body) or `body`."""
     media = content_type.partition(";")[0].strip().lower()
@@ -184,7 +184,7 @@ class StreamSession:
         self.state.response_at = t
         self.retry_after = _header(headers or {}, "retry-after")
         self.content_type = content_type
-        self.mode = _mode_for(status, content_type)
+        self.mode = mode_for(status, content_type)
         self._sniffing = self.mode in ("sniff", "json")
         if self.mode in FRAMERS:
             self.decoder = FRAMERS[self.mode](self.max_event_bytes)

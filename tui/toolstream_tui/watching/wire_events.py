@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from ..core.framing import Framer
-from ..core.session import FRAMERS, FRAMING_OF_TYPE, JSON_TYPE, sniffed_mode
+from ..core.session import FRAMERS, mode_for, sniffed_mode
 from ..core.sse import SSEComment, SSEItem
 from ..sources.base import ResponseHead
 from ..sources.recording import Tape
@@ -163,18 +163,15 @@ def framing_of(head: ResponseHead | None, start: bytes, *, final: bool) -> str |
     whole body). A body that is no stream of events is decoded as SSE, as the
     session does with one that looks like SSE."""
     status = head.status if head is not None else 200
-    media = head.content_type.partition(";")[0].strip().lower() if head is not None else ""
-    if status >= 400:
-        return "sse"
-    if media in FRAMING_OF_TYPE:
-        return FRAMING_OF_TYPE[media]
-    typed_json = media == JSON_TYPE or media.endswith("+json")
-    if media and not typed_json:
+    mode = mode_for(status, head.content_type if head is not None else "")
+    if mode in FRAMERS:
+        return mode
+    if mode not in ("sniff", "json"):  # an error body, or a body of another type
         return "sse"
     sniffed = sniffed_mode(start, final)
     if sniffed is None and not final:
         return None
-    if sniffed in FRAMERS and (sniffed == "json-array" or not typed_json):
+    if sniffed in FRAMERS and (sniffed == "json-array" or mode == "sniff"):
         return sniffed
     return "sse"
 
