@@ -18,7 +18,7 @@ from toolstream_tui.core import SSEEvent, StreamSession, build_report, exit_code
 from toolstream_tui.core.dialects.cohere import CohereDialect
 from toolstream_tui.core.dialects.detect import dialect_of_completion, dialect_of_payload
 from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
-from toolstream_tui.core.state import TRUNCATED_CALL_ERROR
+from toolstream_tui.core.state import INTERRUPTED_CALL_ERROR, TRUNCATED_CALL_ERROR
 
 # -- payload builders -----------------------------------------------------------
 
@@ -257,6 +257,9 @@ def test_message_end_with_an_error_fails_the_stream() -> None:
     assert r.anomaly("error-event")["detail"] == "generation failed"
     assert r.calls[0]["arguments_raw"] == '{"ci'
     assert r.code == 1
+    # cut by the error, as every dialect's: not the model's invalid JSON
+    assert r.calls[0]["error"] == INTERRUPTED_CALL_ERROR
+    assert "invalid-json" not in r.kinds
 
 
 def test_finish_reason_error_without_a_message_still_fails() -> None:

@@ -224,7 +224,9 @@ class CohereDialect(Dialect):
             detail = _error_detail(error)
             self.note("error-event", None, detail)
             self.state.fail(f"error in stream: {detail}")
-        elif reason is None:
+            self.state.set_finish_reason(reason)  # no finish: a call under way stays unparsed
+            return
+        if reason is None:
             self.note("stop-reason-missing", None, f"{trigger} without a finish_reason")
         else:
             self._check_reason(reason)
