@@ -11,12 +11,12 @@ leaves the start of a secret behind)."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..sources.secrets import model_in_path
 from .envelope import Envelope
 
 AttributeValue = str | bool | int | float | list[str]
@@ -59,8 +59,6 @@ REQUEST_PARAMETERS = {
     "gen_ai.request.top_p": ("top_p", "topP", "p"),
 }
 CONFIG_KEYS = ("generationConfig", "inferenceConfig", "options")
-# A model named in the URL: Gemini's /models/NAME:…, Bedrock's /model/ID/….
-URL_MODEL = re.compile(r"/models?/([^/:]+)(?::|/)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +85,7 @@ class RequestFacts:
         from_body = self.payload().get("model")
         if isinstance(from_body, str) and from_body:
             return from_body
-        match = URL_MODEL.search(_path(self.url))
-        return match.group(1) if match else None
+        return model_in_path(_path(self.url))
 
     def parameters(self) -> Attributes:
         """The sampling parameters the body sets, under the conventions' names."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
 import time
 from collections import deque
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from ..core import StreamSession, build_report
 from ..core.events import Anomaly
@@ -38,7 +37,7 @@ from ..sources.http import HttpRequest, redacted_request
 from ..sources.pacing import InputFirstPacer
 from ..sources.pump import STOP_ANOMALIES
 from ..sources.recording import Recorder, Tape, recorded, taped
-from ..sources.secrets import GEMINI_METHOD, Redactor, secrets_in
+from ..sources.secrets import Redactor, model_in_path, secrets_in
 from .pipe import ClientGone, Note, ProxiedItem, ResponseEnd, WatchGap
 from .recording import Warn, decoded, new_recorder
 from .server import ProxiedResponse
@@ -55,9 +54,6 @@ CUT_FOR_THE_CLIENT = frozenset(
 )
 STOPPED = "the proxy stopped before the response ended"
 # Bedrock Runtime's model calls: the model or ARN is one path segment, URL-encoded.
-BEDROCK_MODEL_OPERATION = re.compile(
-    r"/model/([^/]+)/(?:converse-stream|converse|invoke-with-response-stream|invoke)$"
-)
 
 
 class Change(StrEnum):
@@ -196,20 +192,6 @@ def model_of(body: str | None, url: str = "") -> tuple[str | None, bool]:
     if isinstance(model, str) and model:
         return model, is_json
     return model_in_path(urlsplit(url).path), is_json
-
-
-def model_in_path(path: str) -> str | None:
-    """The model a URL path names: Gemini's and Vertex AI's
-    `…/models/MODEL:generateContent` (or `:streamGenerateContent`), Bedrock's
-    `…/model/MODEL_ID/converse` (`converse-stream`, `invoke`,
-    `invoke-with-response-stream`), its id URL-decoded (an ARN's `%3A`, `%2F`)."""
-    if gemini := GEMINI_METHOD.search(path):
-        named = gemini.group().removeprefix("/models/").rpartition(":")[0]
-    elif bedrock := BEDROCK_MODEL_OPERATION.search(path):
-        named = bedrock.group(1)
-    else:
-        return None
-    return unquote(named) or None
 
 
 class RequestList:

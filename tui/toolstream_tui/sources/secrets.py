@@ -36,6 +36,10 @@ BEDROCK_HOST = re.compile(r"bedrock-runtime(?:-fips)?\.[a-z0-9-]+\.amazonaws\.co
 # a short one is a name, and redacting it would blank ordinary words.
 TOKEN_AS_USER_MIN = 16
 GEMINI_METHOD = re.compile(r"/models/[^/]+:(?:stream)?[gG]enerateContent$")
+# Bedrock's runtime operations on a model: …/model/MODEL_ID/OPERATION.
+BEDROCK_MODEL_OPERATION = re.compile(
+    r"/model/([^/]+)/(?:converse-stream|converse|invoke-with-response-stream|invoke)$"
+)
 URLS_KEPT = 64  # a redactor's redacted URLs, for the requests that ask for the same again
 # A query that parse_qsl and urlencode give back as it is: name=value pairs of
 # characters neither of them changes.
@@ -61,6 +65,20 @@ def speaks_gemini(url: str, dialect: str | None) -> bool:
     if "/projects/" in path:
         return False
     return dialect == "gemini" or (dialect is None and bool(GEMINI_METHOD.search(path)))
+
+
+def model_in_path(path: str) -> str | None:
+    """The model a URL path names: Gemini's and Vertex AI's
+    `…/models/MODEL:generateContent` (or `:streamGenerateContent`), Bedrock's
+    `…/model/MODEL_ID/converse` (`converse-stream`, `invoke`,
+    `invoke-with-response-stream`), its id URL-decoded (an ARN's `%3A`, `%2F`)."""
+    if gemini := GEMINI_METHOD.search(path):
+        named = gemini.group().removeprefix("/models/").rpartition(":")[0]
+    elif bedrock := BEDROCK_MODEL_OPERATION.search(path):
+        named = bedrock.group(1)
+    else:
+        return None
+    return unquote(named) or None
 
 
 def usual_key_variables(url: str) -> tuple[str, ...]:
