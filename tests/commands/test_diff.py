@@ -21,7 +21,7 @@ from tests.helpers.cli import CliRunner
 from tests.helpers.paths import DATA
 from tests.helpers.sse import sse
 from tests.helpers.streaming import run
-from toolstream_stubs import StubServer
+from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.commands.diff import diff_recordings, exit_code_of, main_diff
 from toolstream_tui.core.diff import diff_states, json_diff
 from toolstream_tui.core.session import JSON_TYPE, SSE_TYPE
@@ -710,3 +710,16 @@ async def test_sigterm_quits_the_diff_as_a_shell_reports_it() -> None:
         os.kill(os.getpid(), signal.SIGTERM)  # handled on this loop while the app runs
         await pilot.pause()
     assert app.return_value == 128 + signal.SIGTERM
+
+
+def test_another_dialects_stream_ending_in_done_read_as_chat_is_trouble(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The AI SDK's stream ends with `data: [DONE]` as chat's does: read as chat
+    completions that sentinel was all it understood, and two different AI SDK
+    streams were called identical (exit 0)."""
+    a = write(tmp_path / "a.sse", load_scenario("aisdk-text-tools").rendered)
+    b = write(tmp_path / "b.sse", load_scenario("aisdk-mismatch").rendered)
+    assert main_diff([str(a), str(b), "--headless", "--dialect", "openai-chat"]) == 2
+    assert f"nothing in {a} could be read as openai-chat" in capsys.readouterr().err
+    assert main_diff([str(a), str(b), "--headless"]) == 1

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import StreamSession, StreamState
+from ..core.dialects.chat import DONE
 from ..core.dialects.detect import DIALECTS
 from ..core.diff import diff_states, failed_body
 from ..core.exit_codes import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_INTERRUPTED, EXIT_TROUBLE
@@ -141,11 +142,13 @@ def ignored_events(state: StreamState) -> int:
 
 
 def nothing_came(state: StreamState) -> bool:
-    """Events came, and no text, no call, no finish or finish reason, no error."""
+    """Events came, and no text, no call, no finish or finish reason, no error. A
+    bare `[DONE]` is no finish here: other dialects' streams end with it too (the AI
+    SDK's), and read as chat completions it is all they would share."""
     understood = (
         len(state.text_pieces)
         or state.calls
-        or state.finished
+        or (state.finished and state.finish_trigger != DONE)
         or state.finish_reason is not None
         or state.error is not None
     )
