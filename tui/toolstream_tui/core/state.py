@@ -79,6 +79,7 @@ class CallSlot(Record):
         "final_raw",
         "final_written",
         "id_event",
+        "in_pieces",
         "index",
         "item_id",
         "name",
@@ -150,6 +151,9 @@ class CallSlot(Record):
         # The arguments came whole in one fragment (Gemini's `args`, Ollama's
         # `arguments`): complete when they arrived, whatever the stream did next.
         self.whole = False
+        # The fragments are pieces, `path = value` lines each ending in one newline
+        # (Vertex AI's partialArgs), not the arguments' own JSON text.
+        self.in_pieces = False
         self._fields: FieldClock | None = None
 
     @property

@@ -33,6 +33,7 @@ class LaneView:
     mark: int | None = None  # the parse error's position in the buffer
     fields: tuple[tuple[str, float | None], ...] = ()  # key, when its value was complete
     more_fields: int = 0
+    lines: bool = False  # the buffer is `path = value` lines, one a piece (Vertex AI)
 
     @property
     def counter(self) -> str:
@@ -106,6 +107,7 @@ def lane_view(
             mark=mark,
             fields=fields,
             more_fields=more_fields,
+            lines=slot.in_pieces,
         )
 
     if not is_settled(slot, upto):

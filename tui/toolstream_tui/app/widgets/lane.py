@@ -6,6 +6,8 @@ of the stream but what it last drew."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,12 +22,31 @@ from ...core.preview import ArgumentsPreview
 from ...core.state import CallSlot
 from ...core.visible import inert
 from ...views.lanes import LaneView, lane_rows, messages_listed, more_messages_note
-from ..wrapped import FragmentText, fit_cell
+from ..wrapped import FragmentText, TaggedText, fit_cell
 from .arguments_tree import ArgumentsTree
 from .wrapped_view import WrappedView
 
 FRAME_ROWS = 2  # the border's top (title) and bottom (state) rows
 LEAST_ROWS = 5  # frame, two lines of content and the counter
+
+
+class PieceLines(FragmentText):
+    """A call's buffer of `path = value` lines, one a piece (Vertex AI): the newline
+    ending each piece is kept, to break the line; any other is its picture, ␊."""
+
+    def slice(self, start: int, end: int) -> str:
+        text = self.pieces.slice(start, end)
+        if "\n" not in text:
+            return text
+        ends, parts, at = self.pieces.ends, [], 0
+        while (newline := text.find("\n", at)) >= 0:
+            after = start + newline + 1
+            number = bisect_left(ends, after)
+            separator = number < len(ends) and ends[number] == after
+            parts.append(text[at:newline] + ("\n" if separator else "\u240a"))
+            at = newline + 1
+        parts.append(text[at:])
+        return "".join(parts)
 
 
 class ArgumentBuffer(WrappedView):
@@ -43,6 +64,11 @@ class ArgumentBuffer(WrappedView):
 
     def __init__(self, fragments: FragmentText) -> None:
         super().__init__(fragments, shown=inert, newlines=False, id="raw")
+
+    def show(self, source: TaggedText, length: int, mark: int | None = None) -> None:
+        # Lines are wrapped again when the source changes: with its own rule for newlines.
+        self.newlines = isinstance(source, PieceLines)
+        super().show(source, length, mark)
 
     def tag_style(self, tag: int) -> Style:
         parity = "odd" if tag else "even"
@@ -100,6 +126,7 @@ class CallLane(Vertical):
         self.slot = slot
         self.view: LaneView | None = None
         self.fragments = FragmentText(slot.pieces)  # the call's arguments, read in the core
+        self.piece_lines = PieceLines(slot.pieces)
         self.buffer = ArgumentBuffer(self.fragments)
         self.arguments_tree = ArgumentsTree(id="tree")
         self.preview_tree = ArgumentsTree(id="preview")
@@ -132,6 +159,7 @@ class CallLane(Vertical):
         self.slot, self.view = slot, None
         self._messages_fitted = ()
         self.fragments = FragmentText(slot.pieces)
+        self.piece_lines = PieceLines(slot.pieces)
         self.preview = ArgumentsPreview()
         self._tree_built = False
 
@@ -143,7 +171,8 @@ class CallLane(Vertical):
         if old is None or old.tone != view.tone or selected != self.selected:
             self._frame(view.tone, selected)
         if view.mode == "raw":
-            self.buffer.show(self.fragments, view.chars, view.mark)
+            source = self.piece_lines if view.lines else self.fragments
+            self.buffer.show(source, view.chars, view.mark)
         elif view.mode == "tree" and not self._tree_built:
             self._tree_built = True
             self.arguments_tree.show_value(self.slot.arguments)

@@ -584,6 +584,7 @@ class GeminiDialect(Dialect):
                 self._whole_arguments(slot, call["args"])
             if pieces is not None or going_on:
                 self._streamed = StreamedCall(slot)
+                slot.in_pieces = True
                 self._feed(pieces, going_on)
         elif pieces is not None or going_on:
             if self._streamed is None and pieces is not None:
@@ -611,6 +612,7 @@ class GeminiDialect(Dialect):
         slot = self.state.start_call(self.state.next_free_index(), call_id, None, self.t)
         self.note("partial-args-without-call", slot.index, "partialArgs with no call open")
         self._streamed = StreamedCall(slot)
+        slot.in_pieces = True
 
     def _feed(self, pieces: Any, going_on: bool) -> None:
         streamed = self._streamed
