@@ -6,6 +6,7 @@ from tests.helpers.sse import sse
 from tests.helpers.streaming import chunk, tc
 from toolstream_tui.core import StreamSession
 from toolstream_tui.views.cursor import CallsAt, call_counts
+from toolstream_tui.views.lanes import LaneView
 from toolstream_tui.views.status import status_view
 
 BODY = sse(
@@ -54,3 +55,12 @@ def test_the_status_bar_says_what_the_counts_say() -> None:
     assert view.failed_calls == counts.failed == 1
     given = status_view(state, state.now, paused=False, live_elapsed=0.0, quiet=0.0, counts=counts)
     assert given == view
+
+
+def test_a_lanes_counter_groups_thousands_as_the_rest_of_the_screen_does() -> None:
+    """'12,002 fragments · 517792 chars' read oddly beside each other."""
+    view = LaneView(0, "#0 f", "streaming", "streaming", "raw", 12_002, 517_792, 1.5, 0)
+    assert view.counter == "12,002 fragments · 517,792 chars · 1.50s"
+    assert LaneView(0, "#0 f", "parsed", "parsed", "raw", 1, 1, 0.0, 0).counter == (
+        "1 fragment · 1 char · 0.00s"
+    )

@@ -37,7 +37,8 @@ class LaneView:
 
     @property
     def counter(self) -> str:
-        return f"{plural(self.fragments, 'fragment')} · {self.chars} chars · {self.elapsed:.2f}s"
+        counts = f"{plural(self.fragments, 'fragment')} · {plural(self.chars, 'char')}"
+        return f"{counts} · {self.elapsed:.2f}s"
 
     @property
     def subtitle(self) -> str:
@@ -178,7 +179,7 @@ def more_messages_note(listed: int, count: int, tone: str) -> str:
 def call_row(state: StreamState, slot: CallSlot, upto: int) -> tuple[str, str]:
     """One line of the compact list of calls, and its tone."""
     view = lane_view(state, slot, upto)
-    return f"{view.title} · {view.subtitle} · {view.chars} chars", view.tone
+    return f"{view.title} · {view.subtitle} · {plural(view.chars, 'char')}", view.tone
 
 
 # -- lane heights -----------------------------------------------------------------------
