@@ -98,9 +98,31 @@ def test_max_event_bytes_lets_an_ndjson_line_of_exactly_n_bytes_through(
 @pytest.mark.parametrize("piece", [1 << 20, 1])
 @pytest.mark.parametrize("edge", EDGES)
 def test_max_event_bytes_lets_a_json_body_of_exactly_n_bytes_through(edge: int, piece: int) -> None:
+    """A response past the limit is not read whole, and so not parsed, however it
+    arrived: truncated. In one read it used to be parsed whole beside its
+    limit-reached; in pieces it failed as JSON that does not parse."""
     body = load_scenario("json-completion").rendered
     session = fed(opened("application/json", max_event_bytes=len(body) + edge), body, piece)
     assert limit_reached(session) == (edge < 0)
+    report = build_report(session.state)
+    assert (report["status"], report["error"]) == (
+        ("truncated", None) if edge < 0 else ("finished", None)
+    )
+    assert len(report["tool_calls"]) == (0 if edge < 0 else 2)
+
+
+@pytest.mark.parametrize("piece", [1 << 20, 1])
+@pytest.mark.parametrize("edge", EDGES)
+def test_max_bytes_stops_a_json_body_as_truncated_not_as_json_that_fails(
+    edge: int, piece: int
+) -> None:
+    body = load_scenario("json-completion").rendered
+    session = fed(opened("application/json", max_bytes=len(body) + edge), body, piece)
+    report = build_report(session.state)
+    assert (report["status"], report["error"]) == (
+        ("truncated", None) if edge < 0 else ("finished", None)
+    )
+    assert report["body"] == body.decode()[: len(body) + min(edge, 0)], "what arrived is kept"
 
 
 @pytest.mark.parametrize("piece", [1 << 20, 1])

@@ -170,6 +170,7 @@ class StreamSession:
         self.content_type = ""
         self._body: list[bytes] = []
         self._body_bytes = 0
+        self._read_whole = True  # False once a size limit stopped the reading
         self._closed = False
         self.retry_after: str | None = None
 
@@ -249,6 +250,7 @@ class StreamSession:
         """Reading stopped at a size limit: here, or in the watch a bundle recorded
         (its replay ends where that one did)."""
         self.state.note("limit-reached", None, message, None)
+        self._read_whole = False
         return self.state.drain() + self.close(t)
 
     def _note_framing_problems(self, upto: int | None = None) -> None:
@@ -409,6 +411,8 @@ class StreamSession:
             retry = f" (Retry-After: {self.retry_after})" if self.retry_after else ""
             self.state.fail(f"HTTP {status}{retry}: {_error_message(body)}")
             self.dialect.settle(_json_or_none(body))
+        elif self.mode == "json" and not self._read_whole:
+            return  # a response not read whole is not parsed: truncated, limit-reached says why
         elif self.mode == "json":
             self._settle_json(raw, body, t)
         elif _looks_like_sse(body):
