@@ -671,7 +671,7 @@ EXPECTED: dict[str, Expected] = {
         dialect="gemini",
     ),
     "gemini-malformed": Expected(
-        0,
+        EXIT_INCOMPLETE,  # the model's call failed, where Gemini parsed it
         "finished",
         "MALFORMED_FUNCTION_CALL",
         [],

@@ -247,6 +247,7 @@ def test_a_malformed_function_call_is_named_with_its_message() -> None:
     assert r.anomaly("finish-malformed-call")["detail"] == (
         "finishReason MALFORMED_FUNCTION_CALL: Malformed function call: print(f(x=))"
     )
+    assert r.code == EXIT_INCOMPLETE, "the model's call failed: not a clean run for CI"
 
 
 @pytest.mark.parametrize("reason", ["SAFETY", "RECITATION", "PROHIBITED_CONTENT"])

@@ -416,9 +416,16 @@ def _key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
+# A call that failed where the provider parsed it (Gemini's MALFORMED_FUNCTION_CALL
+# finish): no call arrives to fail here, but the model's call failed all the same.
+MALFORMED_CALL = "finish-malformed-call"
+
+
 def exit_code(state: StreamState) -> int:
     if state.status is Status.ERROR:
         return EXIT_FAILED
     if state.status is Status.TRUNCATED or not state.all_calls_valid:
+        return EXIT_INCOMPLETE
+    if any(anomaly.kind == MALFORMED_CALL for anomaly in state.anomalies):
         return EXIT_INCOMPLETE
     return EXIT_OK
