@@ -7,7 +7,7 @@ EXIT_OK = 0  # finished, and every call parsed (and was accepted by its schema)
 EXIT_FAILED = 1  # the source failed: could not connect, HTTP error, in-band error, not a stream
 EXIT_USAGE = 2  # the command line is wrong (argparse's own status for it)
 EXIT_LINT = 3  # the stream was sound, but an anomaly named by --fail-on occurred
-EXIT_INCOMPLETE = 4  # truncated, or a call failed to parse (here or at the provider) or broke its schema
+EXIT_INCOMPLETE = 4  # truncated, or a call failed to parse (here or at the provider), or its schema
 
 # toolstream-tui diff, as diff(1)
 EXIT_IDENTICAL = 0
