@@ -53,6 +53,16 @@ class Framer(Protocol):
     def close(self) -> tuple[list[SSEItem], str]: ...
 
 
+def bom_settled(buffer: bytearray) -> bool:
+    """At a body's start: False while its bytes could still be a UTF-8 BOM cut short
+    (wait for more), else True, with the BOM (if one came) taken off."""
+    if len(buffer) < len(BOM) and BOM.startswith(buffer):
+        return False
+    if buffer.startswith(BOM):
+        del buffer[: len(BOM)]
+    return True
+
+
 class NoProblems:
     """For framings in which any bytes frame (whatever they hold)."""
 
@@ -88,12 +98,10 @@ class LineDecoder(NoProblems):
         scan_from = len(buffer)
         buffer += chunk
         if self._at_start:
-            if len(buffer) < 3 and BOM.startswith(buffer):
+            if not bom_settled(buffer):
                 return []
             self._at_start = False
-            if buffer.startswith(BOM):
-                del buffer[:3]
-                scan_from = 0
+            scan_from = 0  # what was held was at most a BOM's start
         if self.oversized:
             return []
         end = buffer.rfind(b"\n", scan_from)
@@ -174,11 +182,9 @@ class JSONArrayDecoder(NoProblems):
     def feed(self, chunk: bytes) -> list[SSEItem]:
         self._buffer += chunk
         if self._at_start:
-            if len(self._buffer) < 3 and BOM.startswith(self._buffer):
+            if not bom_settled(self._buffer):
                 return []
             self._at_start = False
-            if self._buffer.startswith(BOM):
-                del self._buffer[:3]
         if self.oversized:
             return []
         items: list[SSEItem] = []
