@@ -721,3 +721,22 @@ def test_a_signal_mid_stream_still_reports_and_bundles_what_arrived(
     assert why in err.decode()
     bundled = json.loads((bundle / "report.json").read_text(encoding="utf-8"))
     assert bundled["status"] == "truncated"
+
+
+@pytest.mark.parametrize(
+    ("scenario", "dialect", "warned"),
+    [("aisdk-text-tools", "openai-chat", True), ("weather", "openai-chat", False)],
+)
+def test_a_forced_dialect_that_reads_nothing_says_so(
+    scenario: str, dialect: str, warned: bool
+) -> None:
+    """An AI SDK stream read as chat completions finished (its [DONE]) with nothing
+    understood, exit 0, and only the report's unexpected-shape anomalies hinted."""
+    _, out, err = run_main(
+        "--headless", "--scenario", scenario, "--speed", "0", "--dialect", dialect
+    )
+    assert json.loads(out)["dialect"] == dialect
+    said = f"--dialect {dialect} read nothing of this stream"
+    assert (said in err) == warned, err
+    if warned:
+        assert "25 of its 26 events ignored): another dialect's?" in err

@@ -15,12 +15,14 @@ from typing import Any, NoReturn, TypeVar
 
 from ..core import StreamState
 from ..core.anomaly_kinds import ANOMALY_KINDS
+from ..core.dialects.chat import DONE
 from ..core.events import Status
 from ..core.exit_codes import EXIT_FAILED, EXIT_USAGE
 from ..core.session import MAX_BYTES, MAX_EVENT_BYTES
 from ..core.state import STALL_SECONDS
 from ..process import plain_reason
 from ..sources import Limits
+from ..views.words import plural
 
 DISTRIBUTION = "toolstream-tui"
 Number = TypeVar("Number", int, float)
@@ -259,3 +261,44 @@ def lint_failures(state: StreamState, kinds: frozenset[str]) -> list[str]:
 
 def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(args.max_bytes, args.max_event_bytes, args.idle_timeout, args.stall_threshold)
+
+
+# What a dialect notes when it makes nothing of an event (or of a part of one)
+IGNORED_EVENT_KINDS = frozenset({"unknown-event", "data-not-json", "unexpected-shape"})
+
+
+def ignored_events(state: StreamState) -> int:
+    """How many events the dialect made nothing of (an event may be noted twice)."""
+    return sum(
+        anomaly.count
+        for anomaly in state.anomalies
+        if anomaly.index is None and anomaly.kind in IGNORED_EVENT_KINDS
+    )
+
+
+def nothing_came(state: StreamState) -> bool:
+    """Events came, and no text, no call, no finish or finish reason, no error. A
+    bare `[DONE]` is no finish here: other dialects' streams end with it too (the AI
+    SDK's), and read as chat completions it is all they would share."""
+    understood = (
+        len(state.text_pieces)
+        or state.calls
+        or (state.finished and state.finish_trigger != DONE)
+        or state.finish_reason is not None
+        or state.error is not None
+    )
+    return state.events > 0 and not understood
+
+
+def read_nothing_warning(state: StreamState, forced: str | None) -> str | None:
+    """A stream the forced `--dialect` read nothing of (each event ignored, nothing
+    understood): another dialect's, most likely; said, since its report alone
+    would look finished."""
+    ignored = ignored_events(state)
+    if forced is None or not ignored or not nothing_came(state):
+        return None
+    events = plural(state.events, "event")
+    return (
+        f"--dialect {forced} read nothing of this stream ({min(ignored, state.events)} of its "
+        f"{events} ignored): another dialect's? Without --dialect it is detected"
+    )

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core import StreamSession, StreamState
-from ..core.dialects.chat import DONE
 from ..core.dialects.detect import DIALECTS
 from ..core.diff import diff_states, failed_body
 from ..core.exit_codes import EXIT_DIFFERENT, EXIT_IDENTICAL, EXIT_INTERRUPTED, EXIT_TROUBLE
@@ -29,12 +28,10 @@ from ..sources.capture_kind import FLOWS, HAR, ZIP, file_capture_kind
 from ..sources.recording import RecordingError, timing_path
 from ..sources.replay import ReplaySource, open_regular
 from ..views.words import plural
-from .common import OneLineParser, missing_terminal
+from .common import OneLineParser, ignored_events, missing_terminal, nothing_came
 
 PROG = "toolstream-tui diff"
 REASON_CHARS = 100  # of why a file is not a recording: its error may quote its bytes
-# What a dialect notes when it makes nothing of an event (or of a part of one)
-IGNORED_EVENT_KINDS = frozenset({"unknown-event", "data-not-json", "unexpected-shape"})
 CAPTURE_KINDS = {
     HAR: "a HAR capture",
     FLOWS: "a mitmproxy flow capture",
@@ -130,29 +127,6 @@ def check_stream(path: Path, session: StreamSession, bare: bool) -> None:
 
 def cut(message: str) -> str:
     return message if len(message) <= REASON_CHARS else message[:REASON_CHARS] + "…"
-
-
-def ignored_events(state: StreamState) -> int:
-    """How many events the dialect made nothing of (an event may be noted twice)."""
-    return sum(
-        anomaly.count
-        for anomaly in state.anomalies
-        if anomaly.index is None and anomaly.kind in IGNORED_EVENT_KINDS
-    )
-
-
-def nothing_came(state: StreamState) -> bool:
-    """Events came, and no text, no call, no finish or finish reason, no error. A
-    bare `[DONE]` is no finish here: other dialects' streams end with it too (the AI
-    SDK's), and read as chat completions it is all they would share."""
-    understood = (
-        len(state.text_pieces)
-        or state.calls
-        or (state.finished and state.finish_trigger != DONE)
-        or state.finish_reason is not None
-        or state.error is not None
-    )
-    return state.events > 0 and not understood
 
 
 def diff_recordings(a: Path, b: Path, dialect: str | None = None) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from .common import (
     named_path,
     number_from,
     one_line_summary,
+    read_nothing_warning,
     speed_factor,
 )
 from .time_travel import (
@@ -387,9 +388,9 @@ def report_headless(
             from ..otlp.watching import send_and_close
 
             send_and_close(otlp, span, session, PROG)
-        summary = one_line_summary(session.state)
-        if summary:
-            print(f"{PROG}: {inert(summary)}", file=sys.stderr)
+        for said in (one_line_summary(session.state), read_nothing_warning(session.state, dialect)):
+            if said:
+                print(f"{PROG}: {inert(said)}", file=sys.stderr)
         failures = lint_failures(session.state, fail_on)
         for line in failures:
             print(f"{PROG}: {inert(line)}", file=sys.stderr)
