@@ -285,13 +285,8 @@ def test_every_two_piece_split_equals_one_read() -> None:
 def limited(limit: int, *pieces: bytes) -> tuple[list[SSEEvent | SSEComment], bool, str]:
     """Feed the pieces to a decoder with `max_event_bytes=limit`: the items, whether it
     stopped at an oversized event, and what close() handed back."""
-    decoder = SSEDecoder(max_event_bytes=limit)
-    items: list[SSEEvent | SSEComment] = []
-    for piece in pieces:
-        items.extend(decoder.feed(piece))
-    oversized = decoder.oversized
-    rest, tail = decoder.close()
-    return items + rest, oversized, tail
+    items, oversized, tail, _ = framed(limit, list(pieces))
+    return items, oversized, tail
 
 
 def test_an_oversized_event_arriving_whole_is_held_back_with_what_follows() -> None:

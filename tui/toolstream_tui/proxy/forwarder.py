@@ -314,10 +314,12 @@ class ForwardingAsgiApp:
             response = await self._answer(sending, leaving)
         except asyncio.CancelledError:
             take_the_drain_cut()
-            await self._shut_down_unanswered(outlet, send, elapsed)
+            why = f"the proxy shut down before upstream answered ({self._drain_over})"
+            await close_unanswered(503, "proxy_shutting_down", why, outlet, send, elapsed)
             return
         except TimeoutError:
-            await self._no_answer(outlet, send, elapsed)
+            why = f"upstream sent no response within {self.config.connect_timeout:g} s (--timeout)"
+            await close_unanswered(504, "upstream_timeout", why, outlet, send, elapsed)
             return
         except ClientLeft:
             message = (
@@ -376,22 +378,6 @@ class ForwardingAsgiApp:
     def _drain_over(self) -> str:
         return f"--drain {self.config.shutdown_grace:g} s was over"
 
-    async def _no_answer(self, outlet: Outlet, send: Send, elapsed: Stopwatch) -> None:
-        why = (
-            f"upstream sent no response within {self.config.connect_timeout:g} s (--timeout); "
-            "the proxy closed the request"
-        )
-        error = proxy_error(504, "upstream_timeout", f"toolstream-tui proxy: {why}")
-        await answer_instead(error, why, outlet, send, elapsed)
-
-    async def _shut_down_unanswered(self, outlet: Outlet, send: Send, elapsed: Stopwatch) -> None:
-        why = (
-            f"the proxy shut down before upstream answered ({self._drain_over}); "
-            "the proxy closed the request"
-        )
-        error = proxy_error(503, "proxy_shutting_down", f"toolstream-tui proxy: {why}")
-        await answer_instead(error, why, outlet, send, elapsed)
-
     async def _unreachable(
         self, exchange: Exchange, exc: Exception, outlet: Outlet, send: Send, elapsed: Stopwatch
     ) -> None:
@@ -413,6 +399,16 @@ def take_the_drain_cut() -> None:
     task = asyncio.current_task()
     if task is not None:
         task.uncancel()
+
+
+async def close_unanswered(
+    status: int, code: str, why: str, outlet: Outlet, send: Send, elapsed: Stopwatch
+) -> None:
+    """The request closed before upstream answered: the proxy's own `status` to the
+    client, saying `why`."""
+    why += "; the proxy closed the request"
+    error = proxy_error(status, code, f"toolstream-tui proxy: {why}")
+    await answer_instead(error, why, outlet, send, elapsed)
 
 
 async def answer_instead(
