@@ -1,20 +1,27 @@
 """A model echoing a secret: whole, JSON-escaped, cut across deltas and across
-reads, in text and in arguments, in all three dialects. The rewritten bytes
+reads, in text and in arguments, in each framing: SSE (three dialects), NDJSON
+(Ollama), a JSON array (Gemini) and event-stream frames (Bedrock's ConverseStream,
+and InvokeModel's base64 chunks). The rewritten bytes
 hold no piece of the secret but its first few characters, and decode to the
 text and arguments with the secret replaced by [REDACTED]."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolstream_stubs import Scenario, list_scenarios, load_scenario
+from toolstream_stubs.eventstream import event_frame
 from toolstream_tui.core import StreamSession, build_report
-from toolstream_tui.core.redact import REDACTED, SecretPattern, SecretScrubber
+from toolstream_tui.core.events import FragmentAppended, TextAppended
+from toolstream_tui.core.redact import HOLD_BYTES, REDACTED, SecretPattern, SecretScrubber
 
 SECRET = "sk-live-SECRET123/xyz"
 PLACEHOLDER = "\x00PIECE\x00"
@@ -28,10 +35,14 @@ def spelled(text: str, escaped: set[int]) -> str:
     return "".join(out)
 
 
+def filled(payload: dict[str, Any], piece: str, escaped: set[int]) -> str:
+    """`payload` as JSON, its placeholder string spelled as `piece`."""
+    return json.dumps(payload).replace(json.dumps(PLACEHOLDER), '"' + spelled(piece, escaped) + '"')
+
+
 def event(payload: dict[str, Any], piece: str, escaped: set[int], name: str = "") -> bytes:
-    data = json.dumps(payload).replace(json.dumps(PLACEHOLDER), '"' + spelled(piece, escaped) + '"')
     head = f"event: {name}\n" if name else ""
-    return f"{head}data: {data}\n\n".encode()
+    return f"{head}data: {filled(payload, piece, escaped)}\n\n".encode()
 
 
 def chat(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
@@ -100,7 +111,72 @@ def responses(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
     return b"".join(out)
 
 
-DIALECTS = {"openai-chat": chat, "anthropic": anthropic, "openai-responses": responses}
+def ollama(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
+    """NDJSON lines; a call's arguments arrive whole, as an object."""
+
+    def line(message: dict[str, Any], piece: str = "", **more: Any) -> str:
+        payload = {"model": "m", "message": {"role": "assistant", **message}, **more}
+        return filled({**payload, "done": "done_reason" in more}, piece, escaped) + "\n"
+
+    out = [line({"content": PLACEHOLDER}, text) for text in texts]
+    call = {"function": {"name": "f", "arguments": json.loads("".join(args))}}
+    out.append(line({"content": "", "tool_calls": [call]}))
+    out.append(line({"content": ""}, done_reason="stop"))
+    return "".join(out).encode()
+
+
+def gemini_array(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
+    """The elements of a JSON array written one by one; a call arrives whole."""
+
+    def element(part: dict[str, Any], piece: str = "", **more: Any) -> str:
+        content = {"parts": [part], "role": "model"}
+        return filled({"candidates": [{"content": content, "index": 0, **more}]}, piece, escaped)
+
+    out = [element({"text": PLACEHOLDER}, text) for text in texts]
+    call = {"functionCall": {"name": "f", "args": json.loads("".join(args))}}
+    out.append(element(call, finishReason="STOP"))
+    return ("[" + ",\r\n".join(out) + "]").encode()
+
+
+def bedrock(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
+    """ConverseStream frames; a tool's input arrives in string pieces."""
+
+    def frame(kind: str, payload: dict[str, Any], piece: str = "") -> bytes:
+        return event_frame(kind, filled(payload, piece, escaped).encode())
+
+    delta, start = "contentBlockDelta", "contentBlockStart"
+    out = [frame("messageStart", {"role": "assistant"})]
+    out += [
+        frame(delta, {"contentBlockIndex": 0, "delta": {"text": PLACEHOLDER}}, t) for t in texts
+    ]
+    out.append(frame("contentBlockStop", {"contentBlockIndex": 0}))
+    tool = {"toolUse": {"toolUseId": "call_1", "name": "f"}}
+    out.append(frame(start, {"contentBlockIndex": 1, "start": tool}))
+    piece = {"contentBlockIndex": 1, "delta": {"toolUse": {"input": PLACEHOLDER}}}
+    out += [frame(delta, piece, arg) for arg in args]
+    out.append(frame("contentBlockStop", {"contentBlockIndex": 1}))
+    out.append(frame("messageStop", {"stopReason": "tool_use"}))
+    return b"".join(out)
+
+
+def bedrock_invoke(texts: list[str], args: list[str], escaped: set[int]) -> bytes:
+    """InvokeModelWithResponseStream: Anthropic's events, each base64 in a chunk frame."""
+    events = re.findall(rb"^data: (.*)$", anthropic(texts, args, escaped), re.MULTILINE)
+    chunks = [{"bytes": base64.b64encode(data).decode()} for data in events]
+    return b"".join(event_frame("chunk", json.dumps(chunk).encode()) for chunk in chunks)
+
+
+SSE = "text/event-stream"
+EVENTSTREAM = "application/vnd.amazon.eventstream"
+DIALECTS = {
+    "openai-chat": (chat, SSE),
+    "anthropic": (anthropic, SSE),
+    "openai-responses": (responses, SSE),
+    "ollama": (ollama, "application/x-ndjson"),
+    "gemini-array": (gemini_array, "application/json"),
+    "bedrock": (bedrock, EVENTSTREAM),
+    "bedrock-invoke": (bedrock_invoke, EVENTSTREAM),
+}
 
 
 def cut(text: str, at: list[int]) -> list[str]:
@@ -108,9 +184,9 @@ def cut(text: str, at: list[int]) -> list[str]:
     return [text[start:end] for start, end in pairwise(bounds)]
 
 
-def scrubbed(body: bytes, reads: list[int]) -> bytes:
+def scrubbed(body: bytes, reads: list[int], content_type: str = SSE) -> bytes:
     scrubber = SecretScrubber([SECRET])
-    scrubber.open(200, "text/event-stream")
+    scrubber.open(200, content_type)
     return b"".join(scrubber.feed(part) for part in cut_bytes(body, reads)) + scrubber.close()
 
 
@@ -119,9 +195,9 @@ def cut_bytes(body: bytes, at: list[int]) -> list[bytes]:
     return [body[start:end] for start, end in pairwise(bounds)]
 
 
-def report_of(body: bytes) -> dict[str, Any]:
+def report_of(body: bytes, content_type: str = SSE) -> dict[str, Any]:
     session = StreamSession("test")
-    session.open(200, "text/event-stream")
+    session.open(200, content_type)
     session.feed(body, 0.0)
     session.close(0.0)
     return build_report(session.state)
@@ -150,7 +226,15 @@ def secret_pieces(data: bytes) -> list[str]:
     ]
 
 
-@settings(max_examples=150, deadline=None)
+def payloads(body: bytes, content_type: str) -> bytes:
+    """What a body carries as text: an InvokeModel chunk's base64 decoded too."""
+    if content_type != EVENTSTREAM:
+        return body
+    found = re.findall(rb'"bytes": "([A-Za-z0-9+/=]*)"', body)
+    return body + b"".join(base64.b64decode(encoded) for encoded in found)
+
+
+@settings(max_examples=250, deadline=None)
 @given(
     dialect=st.sampled_from(sorted(DIALECTS)),
     text_cuts=st.lists(st.integers(1, 40), max_size=6),
@@ -172,13 +256,14 @@ def test_an_echoed_secret_leaves_no_piece_in_the_bytes_and_reads_redacted(
         f"\\u{ord(char):04x}" if at in args_escapes else char for at, char in enumerate(SECRET)
     )
     arguments = '{"key":"' + inner + '","n":1}'
-    body = DIALECTS[dialect](cut(text, text_cuts), cut(arguments, arg_cuts), wire_escapes)
-    assert report_of(body)["text"] == text  # the stream as built says what it should
+    build, content_type = DIALECTS[dialect]
+    body = build(cut(text, text_cuts), cut(arguments, arg_cuts), wire_escapes)
+    assert report_of(body, content_type)["text"] == text  # the stream says what it should
 
-    out = scrubbed(body, read_cuts)
-    assert secret_pieces(out) == []
-    report = report_of(out)
-    assert report["status"] == "finished"
+    out = scrubbed(body, read_cuts, content_type)
+    assert secret_pieces(payloads(out, content_type)) == []
+    report = report_of(out, content_type)
+    assert (report["status"], report["anomalies"]) == ("finished", [])
     first, _, second = report["text"].partition(", said twice: ")
     assert first in redacted_forms("Your key is ", "")
     assert second in redacted_forms("", ".")
@@ -282,3 +367,84 @@ def test_a_scrubber_made_from_a_compiled_pattern_scrubs_as_one_made_from_secrets
         outputs.append(scrubber.feed(body) + scrubber.close())
     assert outputs[0] == outputs[1] and SECRET.encode() not in outputs[0]
     assert SecretScrubber(pattern).pattern is pattern, "compiled once, not per response"
+
+
+def report_of_writes(scenario: Scenario, scrubber: SecretScrubber | None) -> dict[str, Any]:
+    """The report of a stub scenario read one write at a time (write k at k seconds),
+    through `scrubber` when one is given."""
+    writes = [write for group in scenario.writes() for write in group]
+    session = StreamSession("test")
+    session.open(scenario.status, scenario.content_type)
+    if scrubber is not None:
+        scrubber.open(scenario.status, scenario.content_type)
+    for t, write in enumerate(writes):
+        session.feed(write if scrubber is None else scrubber.feed(write), float(t))
+    if scrubber is not None and (rest := scrubber.close()):
+        session.feed(rest, float(len(writes) - 1))  # as the source does: at the last read
+    session.close(float(len(writes)))
+    return build_report(session.state)
+
+
+def a_piece_ends_inside_an_escape(scenario: Scenario) -> bool:
+    """Does a piece of text or arguments end with a backslash? Its event is held for
+    the channel's next piece: it may be a secret's first character, escaped."""
+    session = StreamSession("test")
+    session.open(scenario.status, scenario.content_type)
+    items = session.feed(b"".join(w for group in scenario.writes() for w in group), 0.0)
+    pieces = [item.text for item in items if isinstance(item, TextAppended | FragmentAppended)]
+    return any(piece.endswith("\\") for piece in pieces)
+
+
+@pytest.mark.parametrize("name", [info.name for info in list_scenarios()])
+def test_with_a_key_in_play_each_event_is_read_at_the_write_that_completes_it(name: str) -> None:
+    """A key the stream never carries changes nothing, not even when each event is
+    seen: events are cut as the session frames them, in every framing (a Bedrock
+    stream with its API key was held whole to its end). Only a piece that ends
+    inside an escape holds its event (and those after it) back for a while."""
+    scenario = load_scenario(name)
+    scrubbed, plain = (
+        report_of_writes(scenario, SecretScrubber([SECRET])),
+        report_of_writes(scenario, None),
+    )
+    if a_piece_ends_inside_an_escape(scenario):
+        scrubbed.pop("timing"), plain.pop("timing")
+    assert scrubbed == plain
+
+
+def test_a_frame_whose_crc_failed_loses_the_secret_and_keeps_its_failure() -> None:
+    said = {"contentBlockIndex": 0, "delta": {"text": f"key {SECRET}"}}
+    frames = [
+        event_frame("contentBlockDelta", json.dumps(said).encode(), bad_crc=True),
+        event_frame("messageStop", b'{"stopReason": "end_turn"}'),
+    ]
+    plain = report_of(b"".join(frames), EVENTSTREAM)
+    out = scrubbed(b"".join(frames), [], EVENTSTREAM)
+    report = report_of(out, EVENTSTREAM)
+    assert SECRET.encode() not in out
+    assert report["text"] == f"key {REDACTED}"
+    assert report["anomalies"] == plain["anomalies"]
+    assert "message CRC32 does not match" in str(report["anomalies"])
+
+
+def held_too_long(framing: str) -> tuple[bytes, list[int]]:
+    """A body whose first event outgrows what is held back, read so that the cut
+    the scrubber then makes falls inside a secret; then an event echoing the
+    secret cut in two. Returns the body and where its reads end."""
+    keep = SecretPattern([SECRET]).longest
+    long_text = "x" * (HOLD_BYTES + 1000) + SECRET + "z" * (keep + 100)
+    build, _ = DIALECTS[framing]
+    body = build([long_text, " then sk-live-SEC", "RET123/xyz"], ["{}"], set())
+    first_read = body.index(SECRET.encode()) + 5 + keep  # the cut: 5 bytes into SECRET
+    return body, [first_read]
+
+
+@pytest.mark.parametrize("framing", ["openai-chat", "gemini-array", "ollama"])
+def test_bytes_let_through_past_the_hold_limit_hold_no_part_of_a_secret(framing: str) -> None:
+    _, content_type = DIALECTS[framing]
+    body, reads = held_too_long(framing)
+    out = scrubbed(body, reads, content_type)
+    assert secret_pieces(out) == []
+    report = report_of(out, content_type)
+    assert report["text"].count(REDACTED) == 2
+    assert report["text"].endswith(f" then {REDACTED}")
+    assert report["anomalies"] == []

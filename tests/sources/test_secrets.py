@@ -13,9 +13,9 @@ import pytest
 
 from tests.helpers.apps import frozen_clock, wait_settled
 from tests.helpers.cli import CliRunner
-from toolstream_stubs import StubServer
+from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app import ToolstreamApp
-from toolstream_tui.sources.base import BodyChunk, SourceItem
+from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.secrets import (
     ANTHROPIC_VERSION,
@@ -308,3 +308,27 @@ def test_without_a_secret_the_items_pass_untouched() -> None:
     items = source()
     assert Redactor([]).stream(items) is items
     assert Redactor(["k"]).stream(items) is items  # too short to be a secret
+
+
+@pytest.mark.parametrize("scenario", ["bedrock-text-tools", "ollama-text-tools", "gemini-array"])
+def test_with_a_key_each_read_of_a_stream_is_passed_on_when_it_arrives(scenario: str) -> None:
+    """Bedrock's frames, Ollama's lines and Gemini's array elements reach the session
+    at the read that brought them: a key in play (a Bedrock API key, a key in the
+    environment of a replay) held them all to the stream's end."""
+    stub = load_scenario(scenario)
+    writes = [write for group in stub.writes() for write in group]
+    reads: list[SourceItem] = [ResponseHead(200, stub.content_type)]
+    reads += [BodyChunk(write, float(t)) for t, write in enumerate(writes)]
+
+    async def passed_on() -> list[tuple[bytes, float]]:
+        async def source():  # type: ignore[no-untyped-def]
+            for item in reads:
+                yield item
+
+        items = Redactor([SECRET]).stream(source())
+        return [(item.data, item.t) async for item in items if isinstance(item, BodyChunk)]
+
+    by_time: dict[float, bytes] = {}
+    for data, t in asyncio.run(passed_on()):  # the array's closing `]` comes at the end
+        by_time[t] = by_time.get(t, b"") + data
+    assert by_time == {float(t): write for t, write in enumerate(writes)}

@@ -64,6 +64,42 @@ def looks_like_eventstream(head: bytes) -> bool:
     return zlib.crc32(head[:8]) == crc and headers <= MAX_HEADERS and total >= MIN_FRAME + headers
 
 
+def frame_length(data: bytes | bytearray, at: int = 0) -> int | None:
+    """The length of the frame whose prelude is at `at`, if that prelude holds (its
+    CRC, and lengths within botocore's limits); None when it does not, or is not
+    all there."""
+    if len(data) - at < PRELUDE_BYTES:
+        return None
+    total: int
+    headers: int
+    crc: int
+    total, headers, crc = PRELUDE.unpack_from(data, at)
+    if zlib.crc32(data[at : at + 8]) != crc or headers > MAX_HEADERS:
+        return None
+    if not MIN_FRAME + headers <= total <= MAX_PAYLOAD + MIN_FRAME + headers:
+        return None
+    return total
+
+
+def frame_parts(frame: bytes) -> tuple[bytes, bytes, bool] | None:
+    """A whole frame's raw headers and payload, and whether its message CRC holds;
+    None when `frame` is not exactly one frame whose prelude holds."""
+    if frame_length(frame) != len(frame):
+        return None
+    headers_end = PRELUDE_BYTES + PRELUDE.unpack_from(frame)[1]
+    intact = zlib.crc32(frame[:-4]) == MESSAGE_CRC.unpack_from(frame, len(frame) - 4)[0]
+    return frame[PRELUDE_BYTES:headers_end], frame[headers_end:-4], intact
+
+
+def encode_frame(headers: bytes, payload: bytes, intact: bool = True) -> bytes:
+    """The frame of these raw headers and payload; `intact=False` gives it a message
+    CRC that does not match, as the frame it stands for had."""
+    lengths = struct.pack(">II", MIN_FRAME + len(headers) + len(payload), len(headers))
+    message = lengths + struct.pack(">I", zlib.crc32(lengths)) + headers + payload
+    crc = zlib.crc32(message) ^ (0 if intact else 0xFFFFFFFF)
+    return message + MESSAGE_CRC.pack(crc)
+
+
 class EventStreamDecoder:
     def __init__(self, max_event_bytes: int = sys.maxsize) -> None:
         self.max_event_bytes = max_event_bytes

@@ -178,12 +178,18 @@ class JSONArrayDecoder(NoProblems):
         self._in_string = False
         self._scalar = False  # the open element is a bare value
         self._at_start = True  # a BOM may come first (and be cut across reads)
+        # Where each element ended, counted in bytes from the body's start: kept only
+        # when a list is given (the secret scrubber cuts the body there).
+        self.element_ends: list[int] | None = None
+        self._dropped = 0  # bytes taken off the buffer's start so far
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
         self._buffer += chunk
         if self._at_start:
+            held = len(self._buffer)
             if not bom_settled(self._buffer):
                 return []
+            self._dropped += held - len(self._buffer)
             self._at_start = False
         if self.oversized:
             return []
@@ -293,12 +299,15 @@ class JSONArrayDecoder(NoProblems):
         text, valid = decode_utf8(bytes(self._buffer[self._start : end]))
         items.append(SSEEvent(self.dispatched, "", text, None, None, valid))
         self._start, self._depth, self._scalar = None, 0, False
+        if self.element_ends is not None:
+            self.element_ends.append(self._dropped + end)
 
     def _trim(self) -> None:
         """Forget what was dispatched: the buffer keeps only an open element."""
         keep = self._start if self._start is not None else self._scan
         if keep:
             del self._buffer[:keep]
+            self._dropped += keep
             self._scan -= keep
             if self._start is not None:
                 self._start = 0

@@ -30,14 +30,18 @@ the read that completed it, as without redaction."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 
 from .events import FragmentAppended, TextAppended
+from .eventstream import PRELUDE_BYTES, encode_frame, frame_length, frame_parts
+from .framing import JSONArrayDecoder
 from .records import Record
-from .session import StreamSession
+from .session import FRAMERS, SNIFF_BYTES, StreamSession, settled_mode, sniffed_mode
 
 REDACTED = "[REDACTED]"
 MIN_SECRET = 4  # shorter values would redact ordinary text
@@ -180,15 +184,20 @@ def _spelled(secret: str, text: str, at: int) -> tuple[int, bool] | None:
 
 
 class _Event:
-    """The bytes of one SSE event (up to its blank line), and what is to change
-    in them."""
+    """The bytes of one event (an SSE event up to its blank line, a line, an array
+    element, a frame), and what is to change in them."""
 
-    __slots__ = ("data", "pieces", "released")
+    __slots__ = ("data", "framing", "pieces", "released")
 
     def __init__(
-        self, data: bytes, released: bool = False, pieces: list[_Piece] | None = None
+        self,
+        data: bytes,
+        framing: str = "sse",
+        released: bool = False,
+        pieces: list[_Piece] | None = None,
     ) -> None:
         self.data = data
+        self.framing = framing
         self.released = released
         self.pieces = [] if pieces is None else pieces
 
@@ -196,7 +205,9 @@ class _Event:
         data = self.data
         for piece in self.pieces:
             if piece.edits:
-                data = _reencoded(data, piece.text, piece.redacted())
+                data = _rewrite(
+                    self.framing, data, partial(_reencoded, old=piece.text, new=piece.redacted())
+                )
         return data
 
 
@@ -299,6 +310,36 @@ class _Channel(Record):
             replacement = ""
 
 
+def _rewrite(framing: str, data: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+    """One event's bytes with `edit` applied where its JSON is: the bytes themselves,
+    or a frame's payload (and the provider event an InvokeModel chunk carries in
+    base64), framed again with its lengths and CRCs. Bytes that are no whole frame
+    can only be shown as text: edited as they are."""
+    if framing != "eventstream" or (parts := frame_parts(data)) is None:
+        return edit(data)
+    headers, payload, intact = parts
+    edited = _inside_chunk(edit(payload), edit)
+    if edited == payload:
+        return data
+    return encode_frame(headers, edited, intact)
+
+
+def _inside_chunk(payload: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+    """An InvokeModel `chunk` payload with `edit` applied inside the provider event
+    its `bytes` hold in base64 (any other payload as it is)."""
+    if b'"bytes"' not in payload:
+        return payload
+    try:
+        encoded = json.loads(payload).get("bytes")
+        inner = base64.b64decode(encoded, validate=True)
+    except (AttributeError, TypeError, ValueError):  # binascii.Error is a ValueError
+        return payload
+    edited = edit(inner)
+    if edited == inner:
+        return payload
+    return _reencoded(payload, encoded, base64.b64encode(edited).decode())
+
+
 def _event_ends(data: bytes | bytearray, start: int) -> list[int]:
     """Where each event that is complete in `data[start:]` ends (after its blank line)."""
     if b"\r" in data:
@@ -311,10 +352,35 @@ def _event_ends(data: bytes | bytearray, start: int) -> list[int]:
     return ends
 
 
+def _line_ends(data: bytes | bytearray, start: int) -> list[int]:
+    """Where each line that is complete in `data[start:]` ends (after its LF)."""
+    ends = []
+    at = data.find(b"\n", start)
+    while at >= 0:
+        ends.append(at + 1)
+        at = data.find(b"\n", at + 1)
+    return ends
+
+
+def _frame_ends(data: bytes | bytearray) -> tuple[list[int], bool]:
+    """Where each whole frame at the start of `data` ends, and whether a prelude
+    that does not hold stopped the count (what follows it cannot be framed)."""
+    ends, at = [], 0
+    while (total := frame_length(data, at)) is not None and at + total <= len(data):
+        at += total
+        ends.append(at)
+    return ends, len(data) - at >= PRELUDE_BYTES and total is None
+
+
 class SecretScrubber:
     """Sans-I/O: response bytes in, the same bytes with every echoed secret
     removed out. `open` with the response head, `feed` every read (returns what
-    may be released now, possibly nothing), `close` at the end (returns the rest)."""
+    may be released now, possibly nothing), `close` at the end (returns the rest).
+
+    The body is cut into events as the session will frame it (told by the content
+    type, or by the first bytes as the session tells them): each event is released
+    at the read that completes it. A body that is not a stream of events is held
+    to its end (or to HOLD_BYTES)."""
 
     def __init__(self, secrets: Iterable[str] | SecretPattern, dialect: str | None = None) -> None:
         """`secrets`, or their pattern already compiled (compiling every spelling of
@@ -323,7 +389,11 @@ class SecretScrubber:
         self._shadow = StreamSession(
             "redaction", dialect, max_bytes=sys.maxsize, max_event_bytes=sys.maxsize
         )
-        self._pending = bytearray()  # bytes of an event still without its blank line
+        self._framing: str | None = None  # None until the first bytes tell it
+        self._unframed = False  # an event-stream prelude did not hold: the rest is text
+        self._array: JSONArrayDecoder | None = None  # finds a JSON array's element ends
+        self._pending = bytearray()  # bytes of an event not yet complete
+        self._pending_at = 0  # where `_pending` begins in the body
         self._scanned = 0
         self._events: list[_Event] = []  # complete, not yet released
         self._held_bytes = 0
@@ -334,30 +404,72 @@ class SecretScrubber:
 
     def feed(self, chunk: bytes) -> bytes:
         self._pending += chunk
-        ends = _event_ends(self._pending, max(self._scanned - 3, 0))
-        if ends:
-            # A secret holds no line end: the complete events are redacted at once,
-            # then read one at a time, to tell which event carried which piece.
-            complete = self.pattern.redact_data(bytes(self._pending[: ends[-1]]))
-            del self._pending[: ends[-1]]
-            start = 0
-            for end in _event_ends(complete, 0):
-                self._take(complete[start:end])
-                start = end
+        ends = self._complete_ends(chunk)
+        start = 0
+        for end in ends:
+            self._take(bytes(self._pending[start:end]))
+            start = end
+        del self._pending[:start]
+        self._pending_at += start
         self._scanned = len(self._pending)
         return self._release()
 
+    def _complete_ends(self, chunk: bytes) -> list[int]:
+        """Where the events complete in the pending bytes end (none while the
+        framing is not yet told, or when the body is no stream of events)."""
+        framing = self._framing or self._settle_framing()
+        pending = self._pending
+        if framing == "sse":
+            return _event_ends(pending, max(self._scanned - 3, 0))
+        if framing == "ndjson":
+            return _line_ends(pending, self._scanned)
+        if framing == "eventstream" and not self._unframed:
+            ends, self._unframed = _frame_ends(pending)
+            return ends
+        if framing == "json-array" and self._array is not None:
+            if self._array.element_ends is None:  # just told: all that came so far
+                self._array.element_ends = []
+                self._array.feed(bytes(pending))
+            else:
+                self._array.feed(chunk)
+            ends = [end - self._pending_at for end in self._array.element_ends]
+            self._array.element_ends.clear()
+            return ends
+        return []
+
+    def _settle_framing(self, final: bool = False) -> str | None:
+        """The framing, once the head's content type or the first bytes tell it
+        (`final`: no more bytes will come)."""
+        mode = self._shadow.mode
+        if self._shadow.sniffing:
+            head = bytes(self._pending[:SNIFF_BYTES])
+            settled = settled_mode(mode, sniffed_mode(head, final))
+            if settled is None:
+                return None
+            mode = settled
+        self._framing = mode
+        if mode == "json-array":
+            self._array = JSONArrayDecoder()
+        return mode
+
     def close(self) -> bytes:
+        first = b""
+        if self._framing is None and self._settle_framing(final=True) is not None:
+            first = self.feed(b"")
+        if self._framing in FRAMERS and self._pending:
+            self._take(bytes(self._pending))  # a last event without its end may still be one
+            self._pending.clear()
         tail = self.pattern.redact_data(bytes(self._pending))
         self._pending.clear()
         for event in self._events:
             event.released = True
         released = b"".join(event.rewritten() for event in self._events)
         self._events = []
-        return released + tail
+        return first + released + tail
 
     def _take(self, data: bytes) -> None:
-        event = _Event(data)
+        framing = self._framing or "sse"
+        event = _Event(_rewrite(framing, data, self.pattern.redact_data), framing)
         self._events.append(event)
         self._held_bytes += len(event.data)
         for item in self._shadow.feed(event.data, 0.0):
@@ -385,17 +497,33 @@ class SecretScrubber:
 
     def _release_all(self) -> bytes:
         """Too much held back: let it all through, but for the end of an event
-        still without its blank line that could be the start of a secret."""
+        still without its end that could be the start of a secret. A frame still
+        coming stays whole (its prelude bounds it): cut, it could not be framed."""
         out = []
         for event in self._events:
             event.released = True
             out.append(event.rewritten())
         self._events, self._held_bytes = [], 0
-        keep = self.pattern.longest
-        if len(self._pending) > keep:
-            pending = self.pattern.redact_data(bytes(self._pending))
-            head, tail = pending[: len(pending) - keep], pending[len(pending) - keep :]
-            self._shadow.feed(head, 0.0)  # no blank line in it: no piece to rewrite
-            self._pending, self._scanned = bytearray(tail), 0
+        if self._framing == "eventstream" and not self._unframed:
+            return b"".join(out)
+        cut = self._cut_before_last(self.pattern.longest)
+        if cut > 0:
+            head = self.pattern.redact_data(bytes(self._pending[:cut]))
+            self._shadow.feed(head, 0.0)  # no event ends in it: no piece to rewrite
+            del self._pending[:cut]
+            self._pending_at += cut
+            self._scanned = 0
             out.append(head)
         return b"".join(out)
+
+    def _cut_before_last(self, keep: int) -> int:
+        """Where to cut the pending bytes so that the last `keep` stay, moved back
+        to the start of a secret that spans the cut: what is let through is
+        redacted whole, and nothing of a secret is left on either side."""
+        cut = len(self._pending) - keep
+        if cut <= 0 or self.pattern.data is None:
+            return max(cut, 0)
+        for match in self.pattern.data.finditer(self._pending, max(cut - keep, 0)):
+            if match.start() < cut < match.end():
+                return match.start()
+        return cut

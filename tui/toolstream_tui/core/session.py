@@ -92,6 +92,15 @@ def sniffed_mode(head: bytes, final: bool) -> str | None:
     return None  # a data line may still come
 
 
+def settled_mode(mode: str, sniffed: str | None) -> str | None:
+    """What a body opened in `mode` (`sniff`, or `json` from its content type) is
+    read as, once its first bytes were `sniffed` (`sniffed_mode`): a body typed as
+    JSON is a stream only when it is an array."""
+    if mode == "json" and sniffed not in (None, "json-array"):
+        return "json"
+    return sniffed
+
+
 def _json_or_lines(body: bytes, final: bool) -> str | None:
     """One JSON object (`json`), or one per line (`ndjson`): told by a first line
     that is a whole object with another line after it."""
@@ -204,6 +213,11 @@ class StreamSession:
         chain = " -> ".join([*hops, final_url])
         self.state.note("redirected", None, f"followed {len(hops)} redirect(s): {chain}", None)
         return self.state.drain()
+
+    @property
+    def sniffing(self) -> bool:
+        """The body's first bytes are still to tell what it is (see `settled_mode`)."""
+        return self._sniffing
 
     @property
     def ended(self) -> bool:
@@ -374,9 +388,7 @@ class StreamSession:
     def _sniff(self, t: float, final: bool) -> None:
         """An untyped body: once its first bytes tell what it is, read it as that."""
         head = b"".join(self._body)
-        mode = sniffed_mode(head, final)
-        if self.mode == "json" and mode not in (None, "json-array"):
-            mode = "json"  # typed as JSON: a stream only when it is an array
+        mode = settled_mode(self.mode, sniffed_mode(head, final))
         if mode is None:
             self._body = [head]
             return
