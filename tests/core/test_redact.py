@@ -448,3 +448,11 @@ def test_bytes_let_through_past_the_hold_limit_hold_no_part_of_a_secret(framing:
     assert report["text"].count(REDACTED) == 2
     assert report["text"].endswith(f" then {REDACTED}")
     assert report["anomalies"] == []
+
+
+def test_a_quote_left_open_in_one_event_hides_no_secret_in_the_next_of_the_same_read() -> None:
+    broken = b'data: {"choices": "a quote left open}\n\n'
+    body = broken + chat_delta("content", "key sk-live-SEC") + chat_delta("content", "RET123/xyz!")
+    out = scrubbed(body, [])
+    assert secret_pieces(out) == []
+    assert report_of(out)["text"] == f"key {REDACTED}!"

@@ -36,6 +36,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from functools import partial
+from itertools import pairwise
 
 from .events import FragmentAppended, TextAppended
 from .eventstream import PRELUDE_BYTES, encode_frame, frame_length, frame_parts
@@ -202,13 +203,30 @@ class _Event:
         self.pieces = [] if pieces is None else pieces
 
     def rewritten(self) -> bytes:
-        data = self.data
-        for piece in self.pieces:
-            if piece.edits:
-                data = _rewrite(
-                    self.framing, data, partial(_reencoded, old=piece.text, new=piece.redacted())
-                )
-        return data
+        edited = [piece for piece in self.pieces if piece.edits]
+        if not edited:
+            return self.data
+        # Each event's JSON strings apart: a line of broken JSON (a quote left open)
+        # must not hide the strings of the events after it.
+        parts = _events_in(self.framing, self.data)
+        for piece in edited:
+            edit = partial(_reencoded, old=piece.text, new=piece.redacted())
+            parts = [_rewrite(self.framing, part, edit) for part in parts]
+        return b"".join(parts)
+
+
+def _events_in(framing: str, data: bytes) -> list[bytes]:
+    """Whole events' bytes, one by one where a line of text ends them (a JSON array's
+    elements end only where their quotes close, and frames are taken one by one)."""
+    if framing == "sse":
+        bounds = [0, *_event_ends(data, 0)]
+    elif framing == "ndjson":
+        bounds = [0, *_line_ends(data, 0)]
+    else:
+        return [data]
+    if bounds[-1] < len(data):
+        bounds.append(len(data))
+    return [data[start:end] for start, end in pairwise(bounds)]
 
 
 class _Piece:
@@ -268,6 +286,36 @@ class _Channel(Record):
             return None
         return next((piece.event for piece, _ in self.tail if piece.editable), None)
 
+    def take_all(self, texts: list[str], event: _Event, pattern: SecretPattern) -> None:
+        """The pieces one read brought to this channel, in order: looked at together,
+        and kept (in `event.pieces`, to be rewritten) only where a secret may be."""
+        assert pattern.text is not None
+        if not self.tail:
+            joined = texts[0] if len(texts) == 1 else "".join(texts)
+            if not pattern.text.search(joined):  # the usual case: no piece is kept
+                partial = pattern.partial(joined)
+                if partial is not None:
+                    self.tail, self.holds = self._carriers(texts, partial[0], event), partial[1]
+                return
+        for text in texts:
+            piece = _Piece(text, event)
+            event.pieces.append(piece)
+            self.take(piece, pattern)
+
+    @staticmethod
+    def _carriers(texts: list[str], begin: int, event: _Event) -> list[tuple[_Piece, int]]:
+        """The pieces of `texts` (joined) from character `begin` on, as a tail."""
+        carriers: list[tuple[_Piece, int]] = []
+        end = sum(map(len, texts))
+        for text in reversed(texts):
+            if end <= begin:
+                break
+            end -= len(text)
+            carriers.append((_Piece(text, event), max(begin - end, 0)))
+        carriers.reverse()
+        event.pieces += (piece for piece, _ in carriers)
+        return carriers
+
     def take(self, piece: _Piece, pattern: SecretPattern) -> None:
         assert pattern.text is not None
         if not self.tail and not pattern.text.search(piece.text):  # the usual case, fast
@@ -311,16 +359,30 @@ class _Channel(Record):
 
 
 def _rewrite(framing: str, data: bytes, edit: Callable[[bytes], bytes]) -> bytes:
-    """One event's bytes with `edit` applied where its JSON is: the bytes themselves,
-    or a frame's payload (and the provider event an InvokeModel chunk carries in
-    base64), framed again with its lengths and CRCs. Bytes that are no whole frame
-    can only be shown as text: edited as they are."""
-    if framing != "eventstream" or (parts := frame_parts(data)) is None:
+    """Whole events' bytes with `edit` applied where their JSON is: the bytes
+    themselves, or each frame's payload (see `_rewrite_frame`)."""
+    if framing != "eventstream":
         return edit(data)
+    ends, _ = _frame_ends(data)
+    out, start = [], 0
+    for end in ends:
+        out.append(_rewrite_frame(data[start:end], edit))
+        start = end
+    if start < len(data):  # no frame holds these bytes: they can only be shown as text
+        out.append(edit(data[start:]))
+    return b"".join(out)
+
+
+def _rewrite_frame(frame: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+    """A frame with `edit` applied to its payload (and to the provider event an
+    InvokeModel chunk carries in base64), framed again with its lengths and CRCs."""
+    parts = frame_parts(frame)
+    if parts is None:
+        return edit(frame)
     headers, payload, intact = parts
     edited = _inside_chunk(edit(payload), edit)
     if edited == payload:
-        return data
+        return frame
     return encode_frame(headers, edited, intact)
 
 
@@ -394,6 +456,7 @@ class SecretScrubber:
         self._array: JSONArrayDecoder | None = None  # finds a JSON array's element ends
         self._pending = bytearray()  # bytes of an event not yet complete
         self._pending_at = 0  # where `_pending` begins in the body
+        self._let_through = False  # the start of the pending event was released
         self._scanned = 0
         self._events: list[_Event] = []  # complete, not yet released
         self._held_bytes = 0
@@ -405,12 +468,16 @@ class SecretScrubber:
     def feed(self, chunk: bytes) -> bytes:
         self._pending += chunk
         ends = self._complete_ends(chunk)
-        start = 0
-        for end in ends:
-            self._take(bytes(self._pending[start:end]))
-            start = end
-        del self._pending[:start]
-        self._pending_at += start
+        if ends:
+            # An event whose start was let through is taken alone: read from its middle,
+            # its JSON strings could not be told apart from the next events'.
+            first = ends[0] if self._let_through else 0
+            for start, end in ((0, first), (first, ends[-1])):
+                if end > start:
+                    self._take(bytes(self._pending[start:end]))
+            del self._pending[: ends[-1]]
+            self._pending_at += ends[-1]
+            self._let_through = False
         self._scanned = len(self._pending)
         return self._release()
 
@@ -456,8 +523,8 @@ class SecretScrubber:
         first = b""
         if self._framing is None and self._settle_framing(final=True) is not None:
             first = self.feed(b"")
-        if self._framing in FRAMERS and self._pending:
-            self._take(bytes(self._pending))  # a last event without its end may still be one
+        if self._framing in FRAMERS:
+            self._take(bytes(self._pending), last=True)  # a last event may lack its end
             self._pending.clear()
         tail = self.pattern.redact_data(bytes(self._pending))
         self._pending.clear()
@@ -467,21 +534,32 @@ class SecretScrubber:
         self._events = []
         return first + released + tail
 
-    def _take(self, data: bytes) -> None:
+    def _take(self, data: bytes, last: bool = False) -> None:
+        """The events one read completed (`last`: and the body's end), as one."""
         framing = self._framing or "sse"
-        event = _Event(_rewrite(framing, data, self.pattern.redact_data), framing)
+        event = _Event(self._redacted(framing, data), framing)
         self._events.append(event)
         self._held_bytes += len(event.data)
-        for item in self._shadow.feed(event.data, 0.0):
-            if type(item) is TextAppended:
-                self._take_piece(("text", item.channel), item.text, event)
-            elif type(item) is FragmentAppended:
-                self._take_piece(("call", item.lane), item.text, event)
+        items = self._shadow.feed(event.data, 0.0)
+        if last:
+            items += self._shadow.close(0.0)
+        by_channel: dict[object, list[str]] = {}
+        for item in items:
+            if type(item) is FragmentAppended:
+                by_channel.setdefault(("call", item.lane), []).append(item.text)
+            elif type(item) is TextAppended:
+                by_channel.setdefault(("text", item.channel), []).append(item.text)
+        for key, texts in by_channel.items():
+            self._channels.setdefault(key, _Channel()).take_all(texts, event, self.pattern)
 
-    def _take_piece(self, key: object, text: str, event: _Event) -> None:
-        piece = _Piece(text, event)
-        event.pieces.append(piece)
-        self._channels.setdefault(key, _Channel()).take(piece, self.pattern)
+    def _redacted(self, framing: str, data: bytes) -> bytes:
+        """`data` with every secret found whole in it replaced; in frames, inside
+        their payloads (the frames' own bytes are looked at first: no payload holds
+        a secret they do not, but for InvokeModel's base64)."""
+        redacted = self.pattern.redact_data(data)
+        if framing != "eventstream" or (redacted == data and b'"bytes"' not in data):
+            return redacted
+        return _rewrite(framing, data, self.pattern.redact_data)
 
     def _release(self) -> bytes:
         if self._held_bytes + len(self._pending) > HOLD_BYTES:
@@ -513,6 +591,7 @@ class SecretScrubber:
             del self._pending[:cut]
             self._pending_at += cut
             self._scanned = 0
+            self._let_through = True
             out.append(head)
         return b"".join(out)
 
