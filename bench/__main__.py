@@ -39,6 +39,9 @@ README_HELP = "Replace the docs performance page's app section with the app benc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .environment import forget_keys
+
+    forget_keys()
     argv = list(sys.argv[1:] if argv is None else argv)
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command == "app":

@@ -129,10 +129,12 @@ def floor_argv(path: Path) -> list[str]:
     return [sys.executable, "-c", FLOOR_SCRIPT, str(path)]
 
 
-def process_seconds(argv: list[str]) -> float:
+def process_seconds(argv: list[str], env: dict[str, str] | None = None) -> float:
     """Wall time of a whole process, its output thrown away; it must exit 0."""
     start = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env
+    )
     seconds = time.perf_counter() - start
     check_exit(argv, done)
     return seconds

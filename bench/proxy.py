@@ -56,6 +56,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import streams
+from environment import BENCH_KEY, forget_keys
 from procstat import cpu_seconds
 
 from toolstream_tui.proxy.server import bind
@@ -73,7 +74,7 @@ CHAT_REQUEST: dict[str, Any] = {
 READ_TIMEOUT_S = 60.0
 STUB_COMMAND = [sys.executable, "-m", "toolstream_stubs", "--speed", "0", "--port", "0"]
 # Agents send a key; the proxy must keep it out of what it shows, on every read.
-AUTHORIZATION = {"Authorization": "Bearer sk-proj-" + "Bench0Key1" * 16}
+AUTHORIZATION = {"Authorization": f"Bearer {BENCH_KEY}"}
 WRITE_SIZE = 64 * 1024
 READ_SIZE = 256 * 1024
 RESPONSE_HEAD = (
@@ -1043,6 +1044,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    forget_keys()  # the clients send their own key, as agents do
     args = parse_args(argv)
     if args.serve_upstream is not None:
         serve_upstream(int(args.serve_upstream))

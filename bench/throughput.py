@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import consumers, streams
+from .environment import with_key
 from .streams import GeneratedStream
 
 DESCRIPTION = "Time toolstream-tui against JSON floors and the openai SDK on generated streams."
@@ -218,11 +219,16 @@ def measure_sdk(entry: dict[str, Any], stream: GeneratedStream, repeat: int) -> 
 
 
 def measure_processes(entry: dict[str, Any], path: Path, repeat: int) -> None:
-    for consumer, argv in (
-        ("process-floor", consumers.floor_argv(path)),
-        ("process-headless", consumers.headless_argv(path)),
+    """The floor, headless, and headless with a key set (which then reads the stream
+    a second time, to keep the key out of it)."""
+    headless = consumers.headless_argv(path)
+    for consumer, argv, env in (
+        ("process-floor", consumers.floor_argv(path), None),
+        ("process-headless", headless, None),
+        ("process-headless-key", headless, with_key()),
     ):
-        record(entry, consumer, best_seconds(repeat, lambda a=argv: consumers.process_seconds(a)))
+        measure = lambda a=argv, e=env: consumers.process_seconds(a, e)  # noqa: E731
+        record(entry, consumer, best_seconds(repeat, measure))
 
 
 def measure_app(entry: dict[str, Any], path: Path, repeat: int) -> None:
