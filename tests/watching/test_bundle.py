@@ -12,7 +12,7 @@ from tests.helpers.apps import make_app, wait_settled
 from tests.helpers.cli import CliRunner
 from tests.helpers.streaming import assert_close_timing, untimed
 from toolstream_stubs import StubServer
-from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE
+from toolstream_tui.core.exit_codes import EXIT_INCOMPLETE, EXIT_OUTPUT_FAILED
 
 SIZE = (120, 36)
 BUNDLE_FILES = {"stream.sse", "stream.sse.timing.jsonl", "report.json", "screen.svg", "README.md"}
@@ -69,12 +69,15 @@ def test_a_bundle_of_a_stream_stopped_at_a_limit_replays_to_its_report(
     assert untimed(again) == untimed(report)
 
 
-def test_a_bundle_that_cannot_be_written_says_so(cli: CliRunner, tmp_path: Path) -> None:
+def test_a_bundle_that_cannot_be_written_says_so_and_fails_the_run(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    """A CI job that keeps the bundle as its artifact must not pass without it."""
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
     target = str(blocked / "x")
     result = cli("--headless", "--scenario", "weather", "--speed", "0", "--bundle", target)
-    assert result.returncode == 0, "the watch itself went fine"
+    assert result.returncode == EXIT_OUTPUT_FAILED
     assert f"cannot write bundle to {target}" in result.stderr
     assert "Traceback" not in result.stderr
     assert json.loads(result.stdout)["status"] == "finished"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 from ..core import StreamSession, exit_code
 from ..core.anomaly_kinds import ANOMALY_KINDS, dialects_naming, kinds_of
 from ..core.dialects.detect import DIALECTS
-from ..core.exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_LINT
+from ..core.exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_LINT, EXIT_OUTPUT_FAILED
 from ..core.visible import inert
 from ..otlp import OtlpUnavailable
 from ..otlp.option import add_otlp_option, open_export
@@ -381,9 +381,9 @@ def report_headless(
             failed = output_failed(failure, PROG)
             status = status or failed
         if bundle is not None and tape is not None:
-            write_headless_bundle(
-                bundle, tape, session, None if until is None else until(session.state)
-            )
+            upto = None if until is None else until(session.state)
+            if not write_headless_bundle(bundle, tape, session, upto):
+                status = status or EXIT_OUTPUT_FAILED  # asked for, and not there
         if otlp is not None and span is not None:
             from ..otlp.watching import send_and_close
 
@@ -432,9 +432,10 @@ def needs_event_loop(source: Source, idle_timeout: float | None) -> bool:
 
 def write_headless_bundle(
     directory: Path, tape: Tape, session: StreamSession, upto: int | None = None
-) -> None:
+) -> bool:
     """The bundle, with the screen drawn off-screen (this loads Textual); `upto`:
-    its report as of that wire event, as the headless report was printed."""
+    its report as of that wire event, as the headless report was printed. False
+    when it could not be written (said on stderr)."""
     from ..watching.bundle import write_bundle
 
     try:
@@ -448,8 +449,9 @@ def write_headless_bundle(
         write_bundle(directory, tape, session.state, screenshot, upto=upto)
     except OSError as exc:
         print(f"{PROG}: cannot write bundle to {directory}: {plain_reason(exc)}", file=sys.stderr)
-        return
+        return False
     print(f"{PROG}: repro bundle written to {directory}", file=sys.stderr)
+    return True
 
 
 def print_scenarios() -> None:

@@ -17,5 +17,5 @@ EXIT_TROUBLE = 2  # a recording could not be read, the command line is wrong, or
 # every command
 EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 EXIT_BROKEN_PIPE = 141  # the reader of stdout went away: 128 + SIGPIPE
-EXIT_OUTPUT_FAILED = 74  # stdout refused a write (a full disk, an I/O error): sysexits' EX_IOERR
+EXIT_OUTPUT_FAILED = 74  # stdout or a --bundle refused a write (a full disk): sysexits EX_IOERR
 SIGNAL_BASE = 128  # the app quit on signal N exits 128 + N
