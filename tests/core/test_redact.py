@@ -22,6 +22,7 @@ from toolstream_stubs.eventstream import event_frame
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.events import FragmentAppended, TextAppended
 from toolstream_tui.core.redact import HOLD_BYTES, REDACTED, SecretPattern, SecretScrubber
+from toolstream_tui.core.session import SNIFF_BYTES
 
 SECRET = "sk-live-SECRET123/xyz"
 PLACEHOLDER = "\x00PIECE\x00"
@@ -456,3 +457,15 @@ def test_a_quote_left_open_in_one_event_hides_no_secret_in_the_next_of_the_same_
     out = scrubbed(body, [])
     assert secret_pieces(out) == []
     assert report_of(out)["text"] == f"key {REDACTED}!"
+
+
+def test_a_whole_json_response_goes_on_as_it_comes_but_for_a_tail() -> None:
+    """No events to cut it into, yet no reason to hold it all: its first bytes reach
+    the session at the first read (a key in play made every time the last read's)."""
+    content = "a" * 2 * SNIFF_BYTES  # past what tells a JSON response from JSON lines
+    body = json.dumps({"id": "x", "choices": [{"message": {"content": content}}]}).encode()
+    scrubber = SecretScrubber([SECRET])
+    scrubber.open(200, "application/json")
+    first = scrubber.feed(body[: SNIFF_BYTES + 100])
+    assert 0 < len(first) < SNIFF_BYTES + 100
+    assert first + scrubber.feed(body[SNIFF_BYTES + 100 :]) + scrubber.close() == body

@@ -571,6 +571,10 @@ class SecretScrubber:
             event.released = True
             self._held_bytes -= len(event.data)
             out.append(event.rewritten())
+        if self._framing is not None and self._framing not in FRAMERS:
+            # No events (a whole JSON response, an error body): all may go as it comes
+            # but for a tail that may start a secret; the session reads it at its end.
+            out.append(self._let_through_head())
         return b"".join(out)
 
     def _release_all(self) -> bytes:
@@ -582,18 +586,23 @@ class SecretScrubber:
             event.released = True
             out.append(event.rewritten())
         self._events, self._held_bytes = [], 0
-        if self._framing == "eventstream" and not self._unframed:
-            return b"".join(out)
-        cut = self._cut_before_last(self.pattern.longest)
-        if cut > 0:
-            head = self.pattern.redact_data(bytes(self._pending[:cut]))
-            self._shadow.feed(head, 0.0)  # no event ends in it: no piece to rewrite
-            del self._pending[:cut]
-            self._pending_at += cut
-            self._scanned = 0
-            self._let_through = True
-            out.append(head)
+        if self._framing != "eventstream" or self._unframed:
+            out.append(self._let_through_head())
         return b"".join(out)
+
+    def _let_through_head(self) -> bytes:
+        """The pending bytes, redacted, but for the last that could start a secret."""
+        cut = self._cut_before_last(self.pattern.longest)
+        if cut <= 0:
+            return b""
+        head = self.pattern.redact_data(bytes(self._pending[:cut]))
+        if self._framing in FRAMERS:
+            self._shadow.feed(head, 0.0)  # no event ends in it: no piece to rewrite
+            self._let_through = True
+        del self._pending[:cut]
+        self._pending_at += cut
+        self._scanned = 0
+        return head
 
     def _cut_before_last(self, keep: int) -> int:
         """Where to cut the pending bytes so that the last `keep` stay, moved back
