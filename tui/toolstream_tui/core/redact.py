@@ -49,12 +49,29 @@ MIN_SECRET = 4  # shorter values would redact ordinary text
 HOLD_MIN = 4  # characters of a secret at a piece's end that hold its event back
 HOLD_BYTES = 1 << 20  # past this much held back, bytes are let through (a cut secret's
 # start then stays, its rest is still removed)
+BLOCKS = 4  # a secret's pieces looked for as they are, before any spelling of it
 MAX_BACKSLASHES = 4  # `\u002d` nested in JSON strings up to this deep is recognised
 ESCAPE_LENGTH = MAX_BACKSLASHES + 5  # the longest spelling of one character
 TAIL_CHARS = 32  # a tail that may start a secret is found by its first characters
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _KEY_END = re.compile(rb"\s*:")
+
+
+def _blocks(secret: str) -> list[bytes]:
+    """`secret` cut into BLOCKS pieces (fewer when it is shorter), as UTF-8."""
+    count = min(BLOCKS, len(secret))
+    bounds = [len(secret) * part // count for part in range(count + 1)]
+    return [secret[start:end].encode() for start, end in pairwise(bounds)]
+
+
+def _escapes_of(chars: set[str]) -> str:
+    """A pattern of the escapes of these characters (the last backslash on), as
+    `_spellings` writes them; empty when none of them can be escaped."""
+    codes = sorted(f"{ord(char):04x}" for char in chars if ord(char) <= 0xFFFF)
+    alternatives = [f"u(?:{'|'.join(codes)})"] if codes else []
+    alternatives += ["/"] if "/" in chars else []
+    return rf"\\(?:{'|'.join(alternatives)})" if alternatives else ""
 
 
 def _hex(code: int) -> str:
@@ -123,6 +140,9 @@ class SecretPattern:
         self.longest = self.longest_literal * ESCAPE_LENGTH
         tails = "|".join(map(_tail_pattern, self.secrets))
         self._tail = re.compile(tails) if tails else None
+        self._blocks = [block for secret in self.secrets for block in _blocks(secret)]
+        escapes = _escapes_of(set("".join(self.secrets)))
+        self._escapes = re.compile(escapes.encode(), re.IGNORECASE) if escapes else None
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -137,7 +157,18 @@ class SecretPattern:
             for secret in self._literals:
                 data = data.replace(secret, REDACTED.encode())
             return data
+        if not self._may_be_spelled_in(data):
+            return data
         return self.data.sub(REDACTED.encode(), data)
+
+    def _may_be_spelled_in(self, data: bytes) -> bool:
+        """False when no spelling of any secret can be in `data`, told faster than by
+        looking for them: a spelling with fewer escaped characters than BLOCKS leaves
+        one block of the secret written as it is, and one with more holds an escape
+        of one of its characters."""
+        if any(block in data for block in self._blocks):
+            return True
+        return self._escapes is not None and self._escapes.search(data) is not None
 
     def partial(self, text: str, start: int = 0) -> tuple[int, bool] | None:
         """Where the longest tail of `text[start:]` that begins some secret's
