@@ -469,3 +469,32 @@ def test_a_whole_json_response_goes_on_as_it_comes_but_for_a_tail() -> None:
     first = scrubber.feed(body[: SNIFF_BYTES + 100])
     assert 0 < len(first) < SNIFF_BYTES + 100
     assert first + scrubber.feed(body[SNIFF_BYTES + 100 :]) + scrubber.close() == body
+
+
+def frames_and_noise() -> st.SearchStrategy[bytes]:
+    """Bytes near what streams carry: whole and cut frames (an InvokeModel chunk
+    among them), JSON lines, array brackets, blank lines, and noise."""
+    chunk = {"bytes": base64.b64encode(b'{"type": "ping"}').decode()}
+    frames = [
+        event_frame("contentBlockDelta", b'{"delta": {"text": "x\\\\"}}'),
+        event_frame("chunk", json.dumps(chunk).encode()),
+        event_frame("chunk", b'{"bytes": "not base64!"}', bad_crc=True),
+    ]
+    pieces = st.sampled_from(
+        [*frames, frames[0][:9], b"\n", b"\r\n", b"[", b"]", b",", b'{"a": "\\', b"data: {}\n\n"]
+    )
+    return st.lists(st.one_of(pieces, st.binary(max_size=24)), max_size=24).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=frames_and_noise(),
+    content_type=st.sampled_from(
+        [SSE, EVENTSTREAM, "application/x-ndjson", "application/json", ""]
+    ),
+    read_cuts=st.lists(st.integers(1, 400), max_size=8),
+)
+def test_whatever_the_bytes_a_key_they_never_hold_leaves_them_as_they_came(
+    body: bytes, content_type: str, read_cuts: list[int]
+) -> None:
+    assert scrubbed(body, read_cuts, content_type) == body
