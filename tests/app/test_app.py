@@ -497,6 +497,27 @@ async def test_preview_follows_each_step_and_gives_way_to_the_parsed_tree(
         assert mode(lane) == "raw", "after the finish, t still flips between tree and raw"
 
 
+async def test_a_preview_of_a_call_in_pieces_is_what_its_pieces_assemble_to(
+    app_stub: StubServer,
+) -> None:
+    """Vertex AI's partialArgs: the lane shows each piece as a line; `p` shows the
+    arguments they make so far (it said "nothing parses yet", reading the lines as
+    JSON)."""
+    app = make_app(app_stub, "vertex-partial-args", start_paused=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_received(app)
+        for _ in range(4):  # the text, the call, "San ", "Francisco"
+            await pilot.press("n")
+        lane = app.stream.lanes.lanes[0]
+        await pilot.press("p")
+        assert mode(lane) == "preview"
+        assert lane.preview.value == {"destination": {"city": "San Francisco"}}
+        assert "nothing parses yet" not in str(lane.preview_tree.root.label)
+        for _ in range(2):  # the city's end, then its nights
+            await pilot.press("n")
+        assert lane.preview.value == {"destination": {"city": "San Francisco", "nights": 3}}
+
+
 async def test_each_lane_says_when_its_fields_were_complete(app_stub: StubServer) -> None:
     app = make_app(app_stub, "schema-mismatch")
     async with app.run_test(size=SIZE):

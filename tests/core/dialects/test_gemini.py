@@ -19,7 +19,13 @@ from tests.helpers.streaming import CHARS, OBJECTS, SCALARS, TEXT, Run, cut, run
 from toolstream_tui.core import SSEEvent
 from toolstream_tui.core.dialects import gemini as gemini_module
 from toolstream_tui.core.dialects.detect import dialect_of_completion, dialect_of_event
-from toolstream_tui.core.dialects.gemini import ArgumentTree, GeminiDialect, parse_path
+from toolstream_tui.core.dialects.gemini import (
+    ArgumentTree,
+    GeminiDialect,
+    assembled_from_lines,
+    parse_path,
+    piece_of_line,
+)
 from toolstream_tui.core.dialects.gemini import piece_text as original_piece_text
 from toolstream_tui.core.events import Channel, TextAppended
 from toolstream_tui.core.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
@@ -858,3 +864,36 @@ def general_piece_text(piece: Any) -> str:
     if isinstance(piece, dict):
         piece = {**piece, "_": None}
     return original_piece_text(piece)
+
+
+VALUED_PIECES = st.fixed_dictionaries(
+    {"jsonPath": st.one_of(VERTEX_PATHS, st.just("$['k = v | w']"))},
+    optional={
+        "stringValue": st.sampled_from(["x", "yz", "", "a = b", "c | d", 'e " f']),
+        "numberValue": st.one_of(st.integers(-2, 2), st.just(0.5)),
+        "boolValue": st.booleans(),
+        "nullValue": st.just("NULL_VALUE"),
+        "willContinue": st.booleans(),
+    },
+)
+
+
+@given(st.lists(VALUED_PIECES, max_size=12))
+def test_a_preview_of_pieces_is_what_the_pieces_shown_so_far_assemble_to(
+    pieces: list[dict[str, Any]],
+) -> None:
+    """The preview reads the lane's lines back (`p` on a Vertex AI call): after each
+    piece, what the dialect's own tree holds."""
+    tree, lines = ArgumentTree(), ""
+    for piece in pieces:
+        tree.add(piece)
+        lines += original_piece_text(piece)
+        assert assembled_from_lines(lines) == gemini_module._plain(tree.root)
+
+
+def test_a_piece_s_line_reads_back_whatever_its_path_and_text_hold() -> None:
+    piece = {"jsonPath": "$['a = b']", "stringValue": "c = d | e", "willContinue": True}
+    assert piece_of_line(original_piece_text(piece)) == piece
+    assert piece_of_line("? [1, 2]\n") is None
+    assert piece_of_line("$.a = ?\n") is None
+    assert piece_of_line('$.a = "cut sho') is None

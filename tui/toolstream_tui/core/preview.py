@@ -1,6 +1,7 @@
 """A preview of a call's arguments while they stream: what the text so far
 gives if it ended here, from jiter's partial mode (an unfinished string is
-kept, an unfinished key or literal is dropped). Never the answer: the call's
+kept, an unfinished key or literal is dropped), or, for a call that comes as
+pieces at JSON paths, what its pieces so far assemble to. Never the answer: the call's
 value comes only from the strict parse at the finish.
 
 Parsing the whole buffer on every fragment would cost the square of its size,
@@ -17,6 +18,7 @@ from typing import Any, Final
 
 import jiter
 
+from .dialects.gemini import assembled_from_lines
 from .surrogates import well_formed
 
 GROWTH = 0.125  # re-parse once the buffer has grown by this fraction
@@ -45,13 +47,18 @@ class ArgumentsPreview:
             return True
         return self._clock() - self._parsed_at >= CATCH_UP_SECONDS
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, pieces: bool = False) -> None:
+        """`pieces`: the text is a call's pieces, one line each (Vertex AI's
+        partialArgs): the preview is what they assemble to so far."""
         self.parses += 1
         self.parsed_chars += len(text)
         self.length = len(text)
         self._parsed_at = self._clock()
         if not text.strip():
             self.value, self.error = None, None
+            return
+        if pieces:
+            self.value, self.error = assembled_from_lines(text), None
             return
         try:
             self.value = jiter.from_json(

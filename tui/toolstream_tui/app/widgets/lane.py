@@ -177,7 +177,7 @@ class CallLane(Vertical):
             self._tree_built = True
             self.arguments_tree.show_value(self.slot.arguments)
         elif view.mode == "preview" and self._preview_due(view.chars, exact_preview):
-            self.preview.update(self.slot.pieces.slice(0, view.chars))
+            self.preview.update(self.slot.pieces.slice(0, view.chars), pieces=view.lines)
             self.preview_tree.show_preview(
                 self.preview.value, self.preview.length, self.preview.error
             )

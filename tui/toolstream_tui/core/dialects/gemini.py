@@ -51,6 +51,7 @@ BLOCKED_REASONS = frozenset(
 # What a GenerateContentResponse carries: a chunk with none of these is not one.
 RESPONSE_KEYS = frozenset({"candidates", "promptFeedback", "usageMetadata"})
 VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+NULL = "NULL_VALUE"  # what a piece's nullValue says (protobuf's NullValue)
 VALUE_TYPES: dict[str, type | UnionType] = {
     "stringValue": str,
     "numberValue": int | float,
@@ -377,6 +378,66 @@ def piece_text(piece: Any) -> str:
     said = " | ".join(_json_text(None if k == "nullValue" else piece[k]) for k in values)
     more = " …" if piece.get("willContinue") is True else ""
     return f"{shown} = {said or '?'}{more}\n"
+
+
+def piece_of_line(line: str) -> dict[str, Any] | None:
+    """A lane's line (`piece_text`) read back as the piece it shows, for a preview
+    of the arguments the pieces make up to the display cursor. None for a line
+    that shows no one value (a piece that was not an object, or carried none or
+    several); where a path holds ` = `, the first reading whose value parses."""
+    shown = line.removesuffix("\n")
+    going_on = shown.endswith(" …")
+    shown = shown.removesuffix(" …")
+    at = shown.find(" = ")
+    while at >= 0:
+        value = _first_value(shown[at + 3 :])
+        if value is _NONE:
+            at = shown.find(" = ", at + 3)
+            continue
+        key = _value_key(value)
+        if key is None:
+            return None
+        piece: dict[str, Any] = {"jsonPath": shown[:at], key: NULL if value is None else value}
+        if going_on:
+            piece["willContinue"] = True
+        return piece
+    return None
+
+
+_NONE = object()  # no value read
+
+
+def _first_value(said: str) -> Any:
+    """The value a line says, the first where a piece carried several (`a | b`)."""
+    values = said.split(" | ")
+    for count in range(1, len(values) + 1):
+        try:
+            return json.loads(" | ".join(values[:count]))
+        except ValueError:
+            continue
+    return _NONE
+
+
+def _value_key(value: Any) -> str | None:
+    """The key a piece carries `value` under (None: no piece carries it)."""
+    if value is None:
+        return "nullValue"
+    if isinstance(value, bool):
+        return "boolValue"
+    if isinstance(value, str):
+        return "stringValue"
+    return "numberValue" if isinstance(value, int | float) else None
+
+
+def assembled_from_lines(text: str) -> Any:
+    """What the pieces a lane shows in `text` (`piece_text` lines; a last line cut
+    short is left out) make so far: open strings as far as they came."""
+    tree = ArgumentTree()
+    for line in text.split("\n"):
+        piece = piece_of_line(line)
+        if piece is not None:
+            tree.add(piece)
+    return _plain(tree.root)
 
 
 class StreamedCall:
