@@ -530,6 +530,15 @@ async def test_each_lane_says_when_its_fields_were_complete(app_stub: StubServer
     ]
 
 
+async def test_a_call_in_pieces_says_when_its_fields_were_complete(app_stub: StubServer) -> None:
+    """Vertex AI's partialArgs are not JSON text: their fields line was empty."""
+    app = make_app(app_stub, "vertex-partial-args")
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        lines = [str(lane.fields_line.render()) for lane in lanes(app.stream)]
+    assert lines == ["fields destination 0.00s · stops 0.00s · notes 0.00s", "fields city 0.00s"]
+
+
 async def test_a_stream_without_calls_says_so_once_it_ends(app_stub: StubServer) -> None:
     app = make_app(app_stub, "text-only", start_paused=True)
     async with app.run_test(size=SIZE) as pilot:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.sse import sse
 from tests.helpers.streaming import CHARS, OBJECTS, SCALARS, TEXT, Run, cut, run, writes
-from toolstream_tui.core import SSEEvent
+from toolstream_tui.core import SSEEvent, StreamSession, build_report
 from toolstream_tui.core.dialects import gemini as gemini_module
 from toolstream_tui.core.dialects.detect import dialect_of_completion, dialect_of_event
 from toolstream_tui.core.dialects.gemini import (
@@ -897,3 +897,50 @@ def test_a_piece_s_line_reads_back_whatever_its_path_and_text_hold() -> None:
     assert piece_of_line("? [1, 2]\n") is None
     assert piece_of_line("$.a = ?\n") is None
     assert piece_of_line('$.a = "cut sho') is None
+
+
+def fields_of(stream: list[dict[str, Any]], ended: bool = True) -> list[tuple[str, float, Any]]:
+    """Each field of the first call: its key and when it was named and complete, the
+    stream's k-th chunk read at k seconds (`ended`: the stream closes after them)."""
+    session = StreamSession("test")
+    session.open(200, "text/event-stream")
+    for number, payload in enumerate(stream, start=1):
+        session.feed(sse(payload, eol="\r\n"), float(number))
+    if ended:
+        session.close(float(len(stream) + 1))
+    timing = build_report(session.state)["timing"]["calls"][0]
+    return [(field["key"], field["named"], field["complete"]) for field in timing["fields"]]
+
+
+def test_a_field_sent_in_pieces_is_named_by_its_first_and_complete_when_the_next_begins() -> None:
+    """Vertex AI's partialArgs: the fields line and the report's field timings
+    (they were empty for such calls: the pieces are not JSON text)."""
+    stream = [
+        opened("plan"),
+        chunk(pieces(string("$.trip.city", "San ", more=True))),  # 2
+        chunk(pieces(string("$.trip.city", "Jose"))),
+        chunk(pieces(piece("$.trip.nights", numberValue=3))),  # 4: still the trip
+        chunk(pieces(string("$.note", "go", more=True))),  # 5: the trip is complete
+        chunk(pieces(string("$.note", "!"))),  # 6: a whole value at $.note
+        chunk(pieces(piece("$.tags[0]", stringValue="a"), more=False)),  # 7
+    ]
+    assert fields_of([*stream, done()]) == [
+        ("trip", 2.0, 5.0),
+        ("note", 5.0, 6.0),
+        ("tags", 7.0, None),  # its end carries no text to time it by
+    ]
+
+
+def test_a_field_whose_last_piece_goes_on_when_the_stream_is_cut_stays_incomplete() -> None:
+    stream = [opened("plan"), chunk(pieces(string("$.city", "San ", more=True)))]
+    assert fields_of(stream) == [("city", 2.0, None)]
+
+
+def test_a_call_s_last_field_in_pieces_is_complete_only_by_its_own_piece() -> None:
+    """The call's end carries no text to time it by: cut there or not, the report as
+    of any event is the stream fed that far."""
+    stream = [opened("plan"), chunk(pieces(string("$.trip.city", "Rome")))]
+    assert fields_of(stream) == [("trip", 2.0, None)]
+    assert fields_of([*stream, chunk(CLOSED)]) == [("trip", 2.0, None)]
+    whole = [opened("plan"), chunk(pieces(string("$.city", "Rome")))]
+    assert fields_of(whole) == [("city", 2.0, 2.0)]

@@ -14,7 +14,7 @@ import json
 import re
 from bisect import bisect_left
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from .pieces import TextPieces
 from .records import FrozenRecord, Record
@@ -111,6 +111,15 @@ def _written_exactly(member: Any) -> bool:
     if type(member) is str:
         return not may_hold_surrogates(member)
     return member is None or type(member) in (bool, int, float)
+
+
+class FieldReader(Protocol):
+    """What finds the fields in a call's text as it grows (`FieldScanner` reads
+    JSON; Vertex AI's pieces, one `path = value` line each, are read by its dialect)."""
+
+    fields: list[FieldSighting]
+
+    def feed(self, text: str, *, final: bool = False) -> None: ...
 
 
 class FieldScanner:
@@ -328,8 +337,10 @@ class FieldClock:
     offsets into arrival times. Each `follow` reads only what arrived since the
     last one, so following a growing call costs its length once."""
 
-    def __init__(self) -> None:
-        self.scanner = FieldScanner()
+    def __init__(self, scanner: FieldReader | None = None) -> None:
+        """`scanner`: what reads the fragments' text (by default, as JSON)."""
+        self.scanner: FieldReader = FieldScanner() if scanner is None else scanner
+        self._json = isinstance(self.scanner, FieldScanner)
         self._pieces = TextPieces()
         self._read = 0  # characters fed to the scanner
         self._looked = 0  # characters seen to hold no `{` before any was fed
@@ -338,18 +349,18 @@ class FieldClock:
     @classmethod
     def of_written(cls, written: WrittenObject) -> FieldClock:
         """The clock of a call whose first fragment was `written`, read already."""
-        clock = cls()
-        clock.scanner.read_written(written)
+        scanner = FieldScanner()
+        scanner.read_written(written)
+        clock = cls(scanner)
         clock._read = written.length
         return clock
 
     def follow(self, pieces: TextPieces, *, final: bool = False) -> None:
         """Read what arrived since the last call. `final`: the call will not grow
         (it was parsed or the stream ended), so every field is settled now. Until
-        a `{` arrives, no object can have begun: nothing is read (Vertex AI's pieces,
-        `$.path = value` lines, are never read at all)."""
+        a `{` arrives, no JSON object can have begun: nothing is read."""
         self._pieces = pieces
-        if not self._read and "{" not in pieces.slice(self._looked, pieces.length):
+        if self._json and not self._read and "{" not in pieces.slice(self._looked, pieces.length):
             self._looked = pieces.length
             return
         if pieces.length > self._read or (final and not self._final):

@@ -174,6 +174,10 @@ class CallSlot(Record):
         """Every fragment as a string (one object each: for tests and small calls)."""
         return list(self.pieces.pieces())
 
+    def time_fields_with(self, clock: FieldClock) -> None:
+        """Find the fields with `clock` (a call whose text is not JSON as it comes)."""
+        self._fields = clock
+
     def fields(self) -> FieldClock:
         """When each top-level field became known, read up to the latest fragment
         (a scan that resumes where it stopped)."""

@@ -22,6 +22,7 @@ from types import UnionType
 from typing import Any
 
 from ..events import Channel
+from ..fields import FieldClock, FieldSighting
 from ..sse import SSEEvent
 from ..state import CallSlot, StreamState
 from ..strict_json import compact_from_orjson
@@ -440,12 +441,61 @@ def assembled_from_lines(text: str) -> Any:
     return _plain(tree.root)
 
 
+class PieceFields:
+    """When each top-level field of a call that comes as pieces became known (a
+    `FieldReader` of its lines, see `piece_text`): it is named by the first piece
+    at a path inside it, and complete once a piece comes for another field, or by
+    its own piece when that sets it whole (a value at `$.key` that does not
+    continue). A call's last field is complete only by its own piece: the end of
+    the call carries no text of its own to time it by, and a report cut at any
+    event must be the stream read that far."""
+
+    def __init__(self) -> None:
+        self.fields: list[FieldSighting] = []
+        self._by_key: dict[str, FieldSighting] = {}
+        self._open: FieldSighting | None = None
+        self._line = ""  # the text of a line not yet ended
+        self._read = 0  # characters read, that line's among them
+        self._continues = False  # the last piece read goes on
+
+    def feed(self, text: str, *, final: bool = False) -> None:
+        start = self._read - len(self._line)
+        *lines, self._line = (self._line + text).split("\n")
+        for line in lines:
+            start += len(line) + 1
+            self._take(line, start - 1)  # at its line end: the piece is all there
+        self._read += len(text)
+
+    def _take(self, line: str, end: int) -> None:
+        piece = piece_of_line(line)
+        segments = None if piece is None else parse_path(piece["jsonPath"])
+        if not segments or not isinstance(segments[0], str):
+            return
+        key, self._continues = segments[0], "willContinue" in piece  # type: ignore[operator]
+        if self._open is not None and self._open.key != key:
+            self._open.complete_at = end  # the pieces went on to another field
+        field = self._by_key.get(key)
+        if field is None:
+            field = self._by_key[key] = FieldSighting(key, end)
+            self.fields.append(field)
+        if field.complete_at is not None:  # a later piece for it contradicts (said)
+            self._open = None
+        elif len(segments) == 1 and not self._continues:
+            field.complete_at, self._open = end, None
+        else:
+            self._open = field
+
+
 class StreamedCall:
+    """A call whose arguments come as pieces at JSON paths, one line each."""
+
     __slots__ = ("slot", "tree")
 
     def __init__(self, slot: CallSlot) -> None:
         self.slot = slot
         self.tree = ArgumentTree()
+        slot.in_pieces = True
+        slot.time_fields_with(FieldClock(PieceFields()))
 
 
 # -- the dialect ------------------------------------------------------------------------
@@ -645,7 +695,6 @@ class GeminiDialect(Dialect):
                 self._whole_arguments(slot, call["args"])
             if pieces is not None or going_on:
                 self._streamed = StreamedCall(slot)
-                slot.in_pieces = True
                 self._feed(pieces, going_on)
         elif pieces is not None or going_on:
             if self._streamed is None and pieces is not None:
@@ -673,7 +722,6 @@ class GeminiDialect(Dialect):
         slot = self.state.start_call(self.state.next_free_index(), call_id, None, self.t)
         self.note("partial-args-without-call", slot.index, "partialArgs with no call open")
         self._streamed = StreamedCall(slot)
-        slot.in_pieces = True
 
     def _feed(self, pieces: Any, going_on: bool) -> None:
         streamed = self._streamed
