@@ -498,3 +498,14 @@ def test_whatever_the_bytes_a_key_they_never_hold_leaves_them_as_they_came(
     body: bytes, content_type: str, read_cuts: list[int]
 ) -> None:
     assert scrubbed(body, read_cuts, content_type) == body
+
+
+def test_a_piece_cut_out_of_a_call_leaves_the_same_text_in_another_channel_alone() -> None:
+    """'i' in the text and 'i' inside the key in the arguments, in one read: only the
+    arguments' 'i' goes (it was all of them, in one read's events, that went)."""
+    text = f"Your key is {SECRET}, said twice: {SECRET}."
+    arguments = '{"key":"' + SECRET + '","n":1}'
+    body = anthropic(cut(text, [37, 38]), cut(arguments, [12, 13]), set())
+    report = report_of(scrubbed(body, []))
+    assert report["text"] == f"Your key is {REDACTED}, said twice: {REDACTED}."
+    assert report["tool_calls"][0]["arguments"] == {"key": REDACTED, "n": 1}

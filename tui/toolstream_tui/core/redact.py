@@ -38,11 +38,12 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import pairwise
 
-from .events import FragmentAppended, TextAppended
+from .events import FragmentAppended, TextAppended, WireEvent
 from .eventstream import PRELUDE_BYTES, encode_frame, frame_length, frame_parts
 from .framing import JSONArrayDecoder
 from .records import Record
 from .session import FRAMERS, SNIFF_BYTES, StreamSession, settled_mode, sniffed_mode
+from .sse import SSEEvent
 
 REDACTED = "[REDACTED]"
 MIN_SECRET = 4  # shorter values would redact ordinary text
@@ -216,61 +217,99 @@ def _spelled(secret: str, text: str, at: int) -> tuple[int, bool] | None:
 
 
 class _Event:
-    """The bytes of one event (an SSE event up to its blank line, a line, an array
-    element, a frame), and what is to change in them."""
+    """The bytes of the events one read completed (SSE events up to their blank
+    lines, lines, array elements, frames), and what is to change in them."""
 
-    __slots__ = ("data", "framing", "pieces", "released")
+    __slots__ = ("data", "first", "framing", "opens", "pieces", "released")
 
     def __init__(
         self,
         data: bytes,
         framing: str = "sse",
-        released: bool = False,
-        pieces: list[_Piece] | None = None,
+        first: int | None = None,
+        opens: bool = False,
     ) -> None:
         self.data = data
         self.framing = framing
-        self.released = released
-        self.pieces = [] if pieces is None else pieces
+        self.first = first  # the number of the first wire event they made (None: none)
+        self.opens = opens  # they begin the body
+        self.released = False
+        self.pieces: list[_Piece] = []
 
     def rewritten(self) -> bytes:
         edited = [piece for piece in self.pieces if piece.edits]
         if not edited:
             return self.data
-        # Each event's JSON strings apart: a line of broken JSON (a quote left open)
-        # must not hide the strings of the events after it.
-        parts = _events_in(self.framing, self.data)
+        # Each piece is rewritten in the event that carried it, not in another one of
+        # the same read that says the same, and a line of broken JSON (a quote left
+        # open) cannot hide the strings of the events after it.
+        parts = _events_in(self.framing, self.data, self.opens)
+        numbers = _numbers_of(self.framing, parts, self.first, self.opens)
         for piece in edited:
             edit = partial(_reencoded, old=piece.text, new=piece.redacted())
-            parts = [_rewrite(self.framing, part, edit) for part in parts]
+            carriers = [at for at, number in enumerate(numbers) if number == piece.number]
+            for at in carriers or range(len(parts)):  # not told apart: wherever it is
+                parts[at] = _rewrite(self.framing, parts[at], edit)
         return b"".join(parts)
 
 
-def _events_in(framing: str, data: bytes) -> list[bytes]:
-    """Whole events' bytes, one by one where a line of text ends them (a JSON array's
-    elements end only where their quotes close, and frames are taken one by one)."""
+def _events_in(framing: str, data: bytes, opens: bool) -> list[bytes]:
+    """Whole events' bytes (and any rest), one by one, as their framing cuts them
+    (`opens`: they begin the body)."""
     if framing == "sse":
-        bounds = [0, *_event_ends(data, 0)]
+        ends = _event_ends(data, 0)
     elif framing == "ndjson":
-        bounds = [0, *_line_ends(data, 0)]
+        ends = _line_ends(data, 0)
+    elif framing == "eventstream":
+        ends = _frame_ends(data)[0]
+    elif framing == "json-array":
+        scanner = _array_scanner(opens)
+        scanner.feed(data)
+        ends = scanner.element_ends or []
     else:
-        return [data]
+        ends = []
+    bounds = [0, *ends]
     if bounds[-1] < len(data):
         bounds.append(len(data))
     return [data[start:end] for start, end in pairwise(bounds)]
 
 
+def _array_scanner(opens: bool) -> JSONArrayDecoder:
+    """A JSON array's element finder, from the body's start or from between two
+    of its elements."""
+    scanner = JSONArrayDecoder()
+    scanner.element_ends = []
+    scanner.opened = not opens
+    return scanner
+
+
+def _numbers_of(
+    framing: str, parts: list[bytes], first: int | None, opens: bool
+) -> list[int | None]:
+    """The number of the wire event each part made (None: none, or not one alone),
+    read by a framer of their own as the session's read them, from `first` on."""
+    if first is None or framing not in FRAMERS:
+        return [None] * len(parts)
+    framer = _array_scanner(opens) if framing == "json-array" else FRAMERS[framing](sys.maxsize)
+    numbers: list[int | None] = []
+    number = first
+    for part in parts:
+        made = sum(1 for item in framer.feed(part) if type(item) is SSEEvent)
+        numbers.append(number if made == 1 else None)
+        number += made
+    return numbers
+
+
 class _Piece:
     """One decoded piece of a channel and the ranges of it a secret covers."""
 
-    __slots__ = ("edits", "event", "text")
+    __slots__ = ("edits", "event", "number", "text")
 
-    def __init__(
-        self, text: str, event: _Event, edits: list[tuple[int, int, str]] | None = None
-    ) -> None:
+    def __init__(self, text: str, event: _Event, number: int | None = None) -> None:
         self.text = text
         self.event = event
-        self.edits = [] if edits is None else edits
+        self.number = number  # the wire event that carried it
+        self.edits: list[tuple[int, int, str]] = []
 
     @property
     def editable(self) -> bool:
@@ -317,32 +356,38 @@ class _Channel(Record):
             return None
         return next((piece.event for piece, _ in self.tail if piece.editable), None)
 
-    def take_all(self, texts: list[str], event: _Event, pattern: SecretPattern) -> None:
-        """The pieces one read brought to this channel, in order: looked at together,
-        and kept (in `event.pieces`, to be rewritten) only where a secret may be."""
+    def take_all(
+        self, texts: list[str], numbers: list[int], event: _Event, pattern: SecretPattern
+    ) -> None:
+        """The pieces one read brought to this channel, in order, and the wire events
+        that carried them: looked at together, and kept (in `event.pieces`, to be
+        rewritten) only where a secret may be."""
         assert pattern.text is not None
         if not self.tail:
             joined = texts[0] if len(texts) == 1 else "".join(texts)
             if not pattern.text.search(joined):  # the usual case: no piece is kept
                 partial = pattern.partial(joined)
                 if partial is not None:
-                    self.tail, self.holds = self._carriers(texts, partial[0], event), partial[1]
+                    carriers = self._carriers(texts, numbers, partial[0], event)
+                    self.tail, self.holds = carriers, partial[1]
                 return
-        for text in texts:
-            piece = _Piece(text, event)
+        for text, number in zip(texts, numbers, strict=True):
+            piece = _Piece(text, event, number)
             event.pieces.append(piece)
             self.take(piece, pattern)
 
     @staticmethod
-    def _carriers(texts: list[str], begin: int, event: _Event) -> list[tuple[_Piece, int]]:
+    def _carriers(
+        texts: list[str], numbers: list[int], begin: int, event: _Event
+    ) -> list[tuple[_Piece, int]]:
         """The pieces of `texts` (joined) from character `begin` on, as a tail."""
         carriers: list[tuple[_Piece, int]] = []
         end = sum(map(len, texts))
-        for text in reversed(texts):
+        for text, number in zip(reversed(texts), reversed(numbers), strict=True):
             if end <= begin:
                 break
             end -= len(text)
-            carriers.append((_Piece(text, event), max(begin - end, 0)))
+            carriers.append((_Piece(text, event, number), max(begin - end, 0)))
         carriers.reverse()
         event.pieces += (piece for piece, _ in carriers)
         return carriers
@@ -568,20 +613,31 @@ class SecretScrubber:
     def _take(self, data: bytes, last: bool = False) -> None:
         """The events one read completed (`last`: and the body's end), as one."""
         framing = self._framing or "sse"
-        event = _Event(self._redacted(framing, data), framing)
-        self._events.append(event)
-        self._held_bytes += len(event.data)
-        items = self._shadow.feed(event.data, 0.0)
+        redacted = self._redacted(framing, data)
+        items = self._shadow.feed(redacted, 0.0)
         if last:
             items += self._shadow.close(0.0)
-        by_channel: dict[object, list[str]] = {}
+        by_channel: dict[object, tuple[list[str], list[int]]] = {}
+        first = number = 0  # wire events are numbered from 1
         for item in items:
+            if type(item) is WireEvent:
+                number = item.number
+                first = first or number
+                continue
             if type(item) is FragmentAppended:
-                by_channel.setdefault(("call", item.lane), []).append(item.text)
+                key: object = ("call", item.lane)
             elif type(item) is TextAppended:
-                by_channel.setdefault(("text", item.channel), []).append(item.text)
-        for key, texts in by_channel.items():
-            self._channels.setdefault(key, _Channel()).take_all(texts, event, self.pattern)
+                key = ("text", item.channel)
+            else:
+                continue
+            texts, numbers = by_channel.setdefault(key, ([], []))
+            texts.append(item.text)
+            numbers.append(number)
+        event = _Event(redacted, framing, first or None, opens=self._pending_at == 0)
+        self._events.append(event)
+        self._held_bytes += len(event.data)
+        for key, (texts, numbers) in by_channel.items():
+            self._channels.setdefault(key, _Channel()).take_all(texts, numbers, event, self.pattern)
 
     def _redacted(self, framing: str, data: bytes) -> bytes:
         """`data` with every secret found whole in it replaced; in frames, inside
