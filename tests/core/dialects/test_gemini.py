@@ -944,3 +944,13 @@ def test_a_call_s_last_field_in_pieces_is_complete_only_by_its_own_piece() -> No
     assert fields_of([*stream, chunk(CLOSED)]) == [("trip", 2.0, None)]
     whole = [opened("plan"), chunk(pieces(string("$.city", "Rome")))]
     assert fields_of(whole) == [("city", 2.0, 2.0)]
+
+
+def test_a_field_s_name_may_hold_what_separates_a_piece_s_path_from_its_value() -> None:
+    stream = [
+        opened("plan"),
+        chunk(pieces(piece("$['a = b']", stringValue="x = y"))),  # 2
+        chunk(pieces(piece("$.none"))),  # 3: no value, no field
+        chunk(pieces(piece("$.c", numberValue=1)), more=False),  # 4
+    ]
+    assert fields_of(stream) == [("a = b", 2.0, 2.0), ("c", 4.0, 4.0)]

@@ -358,9 +358,12 @@ class FieldClock:
     def follow(self, pieces: TextPieces, *, final: bool = False) -> None:
         """Read what arrived since the last call. `final`: the call will not grow
         (it was parsed or the stream ended), so every field is settled now. Until
-        a `{` arrives, no JSON object can have begun: nothing is read."""
+        a `{` arrives, no JSON object can have begun: nothing is read. A reader of
+        pieces that are not JSON was told of each as it came, and reads no text."""
         self._pieces = pieces
-        if self._json and not self._read and "{" not in pieces.slice(self._looked, pieces.length):
+        if not self._json:
+            return
+        if not self._read and "{" not in pieces.slice(self._looked, pieces.length):
             self._looked = pieces.length
             return
         if pieces.length > self._read or (final and not self._final):

@@ -442,45 +442,40 @@ def assembled_from_lines(text: str) -> Any:
 
 
 class PieceFields:
-    """When each top-level field of a call that comes as pieces became known (a
-    `FieldReader` of its lines, see `piece_text`): it is named by the first piece
-    at a path inside it, and complete once a piece comes for another field, or by
-    its own piece when that sets it whole (a value at `$.key` that does not
-    continue). A call's last field is complete only by its own piece: the end of
-    the call carries no text of its own to time it by, and a report cut at any
-    event must be the stream read that far."""
+    """When each top-level field of a call that comes as pieces became known, told
+    by the dialect piece by piece (a `FieldReader` that reads no text: the pieces
+    are not JSON): a field is named by the first piece at a path inside it, and
+    complete once a piece comes for another field, or by its own piece when that
+    sets it whole (a value at `$.key` that does not continue). A call's last field
+    is complete only by its own piece: the call's end carries no text to time it
+    by, and a report cut at any event must be the stream read that far."""
 
     def __init__(self) -> None:
         self.fields: list[FieldSighting] = []
         self._by_key: dict[str, FieldSighting] = {}
         self._open: FieldSighting | None = None
-        self._line = ""  # the text of a line not yet ended
-        self._read = 0  # characters read, that line's among them
-        self._continues = False  # the last piece read goes on
 
     def feed(self, text: str, *, final: bool = False) -> None:
-        start = self._read - len(self._line)
-        *lines, self._line = (self._line + text).split("\n")
-        for line in lines:
-            start += len(line) + 1
-            self._take(line, start - 1)  # at its line end: the piece is all there
-        self._read += len(text)
+        """Nothing to read: `took` was told of each piece as it came (FieldClock
+        never calls this)."""
 
-    def _take(self, line: str, end: int) -> None:
-        piece = piece_of_line(line)
-        segments = None if piece is None else parse_path(piece["jsonPath"])
-        if not segments or not isinstance(segments[0], str):
+    def took(self, segments: list[str | int], continues: bool, end: int) -> None:
+        """A piece at the path of `segments`, whose line ends at text offset `end`."""
+        key = segments[0]
+        opened = self._open
+        if opened is not None and opened.key == key and continues:
+            return  # the usual piece: more of the open field
+        if not isinstance(key, str):
             return
-        key, self._continues = segments[0], "willContinue" in piece  # type: ignore[operator]
-        if self._open is not None and self._open.key != key:
-            self._open.complete_at = end  # the pieces went on to another field
+        if opened is not None and opened.key != key:
+            opened.complete_at = end  # the pieces went on to another field
         field = self._by_key.get(key)
         if field is None:
             field = self._by_key[key] = FieldSighting(key, end)
             self.fields.append(field)
         if field.complete_at is not None:  # a later piece for it contradicts (said)
             self._open = None
-        elif len(segments) == 1 and not self._continues:
+        elif len(segments) == 1 and not continues:
             field.complete_at, self._open = end, None
         else:
             self._open = field
@@ -489,13 +484,20 @@ class PieceFields:
 class StreamedCall:
     """A call whose arguments come as pieces at JSON paths, one line each."""
 
-    __slots__ = ("slot", "tree")
+    __slots__ = ("fields", "slot", "tree")
 
     def __init__(self, slot: CallSlot) -> None:
         self.slot = slot
         self.tree = ArgumentTree()
+        self.fields = PieceFields()
         slot.in_pieces = True
-        slot.time_fields_with(FieldClock(PieceFields()))
+        slot.time_fields_with(FieldClock(self.fields))
+
+    def took(self, path: str, continues: bool) -> None:
+        """Its latest piece (at `path`) was placed: time its field."""
+        place = self.tree.places.get(path)
+        if place is not None:
+            self.fields.took(place[0], continues, self.slot.pieces.length - 1)
 
 
 # -- the dialect ------------------------------------------------------------------------
@@ -584,6 +586,7 @@ class GeminiDialect(Dialect):
         self.state.append_fragment(streamed.slot, line, self.event, self.t)
         leaf.pieces.append(value)  # `Leaf.continue_with`, in place
         leaf.open = going_on
+        streamed.took(path, going_on)
         if not call_goes_on and not going_on:
             self._close_streamed(None)
         return True
@@ -739,6 +742,8 @@ class GeminiDialect(Dialect):
             problem = streamed.tree.add(piece)
             if problem is not None:
                 self.note(problem[0], streamed.slot.index, problem[1])
+            if problem is None or problem[0] == "partial-args-conflict":  # it was placed
+                streamed.took(piece["jsonPath"], piece.get("willContinue") is True)
             piece_goes_on = piece_goes_on or piece.get("willContinue") is True
         if not going_on and not piece_goes_on:
             self._close_streamed(None)
