@@ -216,11 +216,27 @@ def _spelled(secret: str, text: str, at: int) -> tuple[int, bool] | None:
 # -- rewriting the pieces of a channel ------------------------------------------------
 
 
+Released = tuple[bytes, float]  # bytes let through, and the time of the read that brought them
+
+
+def _coalesced(parts: list[Released]) -> list[Released]:
+    """`parts` without empty ones, those of one time joined."""
+    out: list[Released] = []
+    for data, t in parts:
+        if not data:
+            continue
+        if out and out[-1][1] == t:
+            out[-1] = (out[-1][0] + data, t)
+        else:
+            out.append((data, t))
+    return out
+
+
 class _Event:
     """The bytes of the events one read completed (SSE events up to their blank
     lines, lines, array elements, frames), and what is to change in them."""
 
-    __slots__ = ("data", "first", "framing", "opens", "pieces", "released")
+    __slots__ = ("data", "first", "framing", "opens", "pieces", "released", "t")
 
     def __init__(
         self,
@@ -235,6 +251,7 @@ class _Event:
         self.opens = opens  # they begin the body
         self.released = False
         self.pieces: list[_Piece] = []
+        self.t = 0.0  # the time of the read that completed them
 
     def rewritten(self) -> bytes:
         edited = [piece for piece in self.pieces if piece.edits]
@@ -533,6 +550,7 @@ class SecretScrubber:
         self._pending = bytearray()  # bytes of an event not yet complete
         self._pending_at = 0  # where `_pending` begins in the body
         self._let_through = False  # the start of the pending event was released
+        self._now = 0.0  # the time of the read being taken
         self._scanned = 0
         self._events: list[_Event] = []  # complete, not yet released
         self._held_bytes = 0
@@ -542,6 +560,13 @@ class SecretScrubber:
         self._shadow.open(status, content_type)
 
     def feed(self, chunk: bytes) -> bytes:
+        return b"".join(data for data, _ in self.feed_timed(chunk, self._now))
+
+    def feed_timed(self, chunk: bytes, t: float) -> list[Released]:
+        """`feed`, with the time of the read: what may be released now, each part
+        with the time of the read that completed it (an event held back for the
+        next piece of its text keeps its own time)."""
+        self._now = t
         self._pending += chunk
         ends = self._complete_ends(chunk)
         if ends:
@@ -555,7 +580,7 @@ class SecretScrubber:
             self._pending_at += ends[-1]
             self._let_through = False
         self._scanned = len(self._pending)
-        return self._release()
+        return _coalesced(self._release())
 
     def _complete_ends(self, chunk: bytes) -> list[int]:
         """Where the events complete in the pending bytes end (none while the
@@ -595,10 +620,19 @@ class SecretScrubber:
             self._array = JSONArrayDecoder()
         return mode
 
+    @property
+    def holding(self) -> bool:
+        """Events are held back: their times will come with them, in order."""
+        return bool(self._events)
+
     def close(self) -> bytes:
-        first = b""
+        return b"".join(data for data, _ in self.close_timed())
+
+    def close_timed(self) -> list[Released]:
+        """`close`, each part with the time of the read that completed it."""
+        first: list[Released] = []
         if self._framing is None and self._settle_framing(final=True) is not None:
-            first = self.feed(b"")
+            first = self.feed_timed(b"", self._now)
         if self._framing in FRAMERS:
             self._take(bytes(self._pending), last=True)  # a last event may lack its end
             self._pending.clear()
@@ -606,9 +640,9 @@ class SecretScrubber:
         self._pending.clear()
         for event in self._events:
             event.released = True
-        released = b"".join(event.rewritten() for event in self._events)
+        released = [(event.rewritten(), event.t) for event in self._events]
         self._events = []
-        return first + released + tail
+        return _coalesced([*first, *released, (tail, self._now)])
 
     def _take(self, data: bytes, last: bool = False) -> None:
         """The events one read completed (`last`: and the body's end), as one."""
@@ -634,6 +668,7 @@ class SecretScrubber:
             texts.append(item.text)
             numbers.append(number)
         event = _Event(redacted, framing, first or None, opens=self._pending_at == 0)
+        event.t = self._now
         self._events.append(event)
         self._held_bytes += len(event.data)
         for key, (texts, numbers) in by_channel.items():
@@ -648,34 +683,34 @@ class SecretScrubber:
             return redacted
         return _rewrite(framing, data, self.pattern.redact_data)
 
-    def _release(self) -> bytes:
+    def _release(self) -> list[Released]:
         if self._held_bytes + len(self._pending) > HOLD_BYTES:
             return self._release_all()
         held = {id(event) for c in self._channels.values() if (event := c.held_event())}
-        out: list[bytes] = []
+        out: list[Released] = []
         while self._events and id(self._events[0]) not in held:
             event = self._events.pop(0)
             event.released = True
             self._held_bytes -= len(event.data)
-            out.append(event.rewritten())
+            out.append((event.rewritten(), event.t))
         if self._framing is not None and self._framing not in FRAMERS:
             # No events (a whole JSON response, an error body): all may go as it comes
             # but for a tail that may start a secret; the session reads it at its end.
-            out.append(self._let_through_head())
-        return b"".join(out)
+            out.append((self._let_through_head(), self._now))
+        return out
 
-    def _release_all(self) -> bytes:
+    def _release_all(self) -> list[Released]:
         """Too much held back: let it all through, but for the end of an event
         still without its end that could be the start of a secret. A frame still
         coming stays whole (its prelude bounds it): cut, it could not be framed."""
         out = []
         for event in self._events:
             event.released = True
-            out.append(event.rewritten())
+            out.append((event.rewritten(), event.t))
         self._events, self._held_bytes = [], 0
         if self._framing != "eventstream" or self._unframed:
-            out.append(self._let_through_head())
-        return b"".join(out)
+            out.append((self._let_through_head(), self._now))
+        return out
 
     def _let_through_head(self) -> bytes:
         """The pending bytes, redacted, but for the last that could start a secret."""

@@ -46,6 +46,17 @@ URLS_KEPT = 64  # a redactor's redacted URLs, for the requests that ask for the 
 PLAIN_QUERY = re.compile(r"[\w.~\[\]-]*=[\w.~\[\]-]*(?:&[\w.~\[\]-]*=[\w.~\[\]-]*)*", re.ASCII)
 
 
+def scrubbed_reads(scrubber: SecretScrubber, read: BodyChunk) -> list[BodyChunk]:
+    """What one read gives once scrubbed: the events it let through, each at the
+    time of the read that brought it (an event held back for the next piece of its
+    text keeps its own). A read that let nothing through keeps its time too, but
+    while events are held: theirs come with them, and times never go back."""
+    chunks = [BodyChunk(data, t) for data, t in scrubber.feed_timed(read.data, read.t)]
+    if not chunks and not scrubber.holding:
+        chunks.append(BodyChunk(b"", read.t))
+    return chunks
+
+
 class MissingKey(Exception):
     pass
 
@@ -244,7 +255,6 @@ class Redactor:
 
     async def _scrubbed(self, items: SourceItems) -> SourceItems:
         scrubber: SecretScrubber | None = None
-        last_t = 0.0
         async with aclosing(items):
             async for item in items:
                 if isinstance(item, RequestSent):
@@ -257,16 +267,16 @@ class Redactor:
                     if scrubber is None:  # a body without a head: read it as untyped
                         scrubber = SecretScrubber(self.pattern, self.dialect)
                         scrubber.open(200, "")
-                    last_t = item.t
-                    item = BodyChunk(scrubber.feed(item.data), item.t)  # every read keeps its time
+                    for chunk in scrubbed_reads(scrubber, item):
+                        yield chunk
+                    continue
                 elif scrubber is not None:
-                    rest, scrubber = scrubber.close(), None
-                    if rest:
-                        yield BodyChunk(rest, last_t)
+                    rest, scrubber = scrubber.close_timed(), None
+                    for released in rest:
+                        yield BodyChunk(*released)
                 if isinstance(item, TransportError):
                     item = TransportError(self.text(item.message), item.t, item.kind)
                 yield item
         if scrubber is not None:
-            rest = scrubber.close()
-            if rest:
-                yield BodyChunk(rest, last_t)
+            for released in scrubber.close_timed():
+                yield BodyChunk(*released)
