@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolstream_stubs import Scenario, list_scenarios, load_scenario
-from toolstream_stubs.eventstream import event_frame
+from toolstream_stubs.eventstream import event_frame, frame
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.core.redact import HOLD_BYTES, REDACTED, SecretPattern, SecretScrubber
 from toolstream_tui.core.session import SNIFF_BYTES
@@ -498,3 +498,19 @@ def test_a_piece_cut_out_of_a_call_leaves_the_same_text_in_another_channel_alone
     report = report_of(scrubbed(body, []))
     assert report["text"] == f"Your key is {REDACTED}, said twice: {REDACTED}."
     assert report["tool_calls"][0]["arguments"] == {"key": REDACTED, "n": 1}
+
+
+def test_a_key_in_an_error_frame_s_message_header_is_removed_and_the_frame_still_reads() -> None:
+    error = frame(
+        {":message-type": "error", ":error-code": "Denied", ":error-message": f"bad {SECRET}"},
+        b"",
+    )
+    said = {"contentBlockIndex": 0, "delta": {"text": "hi"}}
+    body = event_frame("contentBlockDelta", json.dumps(said).encode()) + error
+    out = scrubbed(body, [], EVENTSTREAM)
+    report = report_of(out, EVENTSTREAM)
+    assert SECRET.encode() not in out
+    assert f"bad {REDACTED}" in report["error"]
+    assert [a["kind"] for a in report["anomalies"]] == [
+        a["kind"] for a in report_of(body, EVENTSTREAM)["anomalies"]
+    ]

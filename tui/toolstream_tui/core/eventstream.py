@@ -21,6 +21,7 @@ from __future__ import annotations
 import struct
 import sys
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from .framing import decode_utf8
@@ -37,6 +38,7 @@ MAX_PAYLOAD = 24 * 1024 * 1024
 # A stream's frames repeat a few sets of headers (one per event type): each set is
 # read once; past this many different ones (a hostile stream), each frame is read.
 NAMED_HEADERS = 64
+STRING = 7  # the value type of a UTF-8 string (a 2-byte length, then the bytes)
 # value type -> how its value is read: a struct format, None for a 2-byte length and
 # that many bytes, or a bool (types 0 and 1 carry no bytes).
 _VALUE_FORMATS: dict[int, str | bool | None] = {
@@ -282,6 +284,26 @@ def read_headers(raw: bytes) -> tuple[dict[str, Any], str | None]:
             return headers, f"header {name!r} appears twice"
         headers[name] = value
     return headers, None
+
+
+def edited_headers(raw: bytes, edit: Callable[[bytes], bytes]) -> bytes | None:
+    """A frame's raw headers with `edit` applied to every string value (its length
+    written anew); None when they do not read (`read_headers` says why)."""
+    out, at = bytearray(), 0
+    while at < len(raw):
+        name_end = at + 1 + raw[at]
+        if name_end >= len(raw):
+            return None
+        _, value_end = _header_value(raw, name_end)
+        if value_end < 0:
+            return None
+        if raw[name_end] == STRING:
+            value = edit(raw[name_end + 3 : value_end])
+            out += raw[at : name_end + 1] + struct.pack(">H", len(value)) + value
+        else:
+            out += raw[at:value_end]
+        at = value_end
+    return bytes(out)
 
 
 def _header_value(raw: bytes, at: int) -> tuple[Any, int]:

@@ -39,7 +39,7 @@ from functools import partial
 from itertools import pairwise
 
 from .events import FragmentAppended, TextAppended, WireEvent
-from .eventstream import PRELUDE_BYTES, encode_frame, frame_length, frame_parts
+from .eventstream import PRELUDE_BYTES, edited_headers, encode_frame, frame_length, frame_parts
 from .framing import JSONArrayDecoder
 from .records import Record
 from .session import FRAMERS, SNIFF_BYTES, StreamSession, settled_mode, sniffed_mode
@@ -451,32 +451,37 @@ class _Channel(Record):
             replacement = ""
 
 
-def _rewrite(framing: str, data: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+def _rewrite(
+    framing: str, data: bytes, edit: Callable[[bytes], bytes], headers: bool = False
+) -> bytes:
     """Whole events' bytes with `edit` applied where their JSON is: the bytes
-    themselves, or each frame's payload (see `_rewrite_frame`)."""
+    themselves, or each frame's payload (see `_rewrite_frame`; `headers`: and its
+    headers' text)."""
     if framing != "eventstream":
         return edit(data)
     ends, _ = _frame_ends(data)
     out, start = [], 0
     for end in ends:
-        out.append(_rewrite_frame(data[start:end], edit))
+        out.append(_rewrite_frame(data[start:end], edit, headers))
         start = end
     if start < len(data):  # no frame holds these bytes: they can only be shown as text
         out.append(edit(data[start:]))
     return b"".join(out)
 
 
-def _rewrite_frame(frame: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+def _rewrite_frame(frame: bytes, edit: Callable[[bytes], bytes], headers: bool = False) -> bytes:
     """A frame with `edit` applied to its payload (and to the provider event an
-    InvokeModel chunk carries in base64), framed again with its lengths and CRCs."""
+    InvokeModel chunk carries in base64; `headers`: and to its headers' text, an
+    error frame's message), framed again with its lengths and CRCs."""
     parts = frame_parts(frame)
     if parts is None:
         return edit(frame)
-    headers, payload, intact = parts
+    raw_headers, payload, intact = parts
     edited = _inside_chunk(edit(payload), edit)
-    if edited == payload:
+    new_headers = (edited_headers(raw_headers, edit) if headers else None) or raw_headers
+    if edited == payload and new_headers == raw_headers:
         return frame
-    return encode_frame(headers, edited, intact)
+    return encode_frame(new_headers, edited, intact)
 
 
 def _inside_chunk(payload: bytes, edit: Callable[[bytes], bytes]) -> bytes:
@@ -681,7 +686,7 @@ class SecretScrubber:
         redacted = self.pattern.redact_data(data)
         if framing != "eventstream" or (redacted == data and b'"bytes"' not in data):
             return redacted
-        return _rewrite(framing, data, self.pattern.redact_data)
+        return _rewrite(framing, data, self.pattern.redact_data, headers=True)
 
     def _release(self) -> list[Released]:
         if self._held_bytes + len(self._pending) > HOLD_BYTES:
