@@ -380,8 +380,9 @@ def report_of_writes(scenario: Scenario, scrubber: SecretScrubber | None) -> dic
         scrubber.open(scenario.status, scenario.content_type)
     for t, write in enumerate(writes):
         parts = [(write, float(t))] if scrubber is None else scrubber.feed_timed(write, t)
-        if not parts and scrubber is not None and not scrubber.holding:
-            parts = [(b"", float(t))]  # as the source gives it: see sources/secrets.py
+        if not parts and scrubber is not None:  # as the source gives it: sources/secrets.py
+            held = scrubber.held_since
+            parts = [(b"", float(t) if held is None else held)]
         for data, at in parts:
             session.feed(data, at)
     for data, at in [] if scrubber is None else scrubber.close_timed():

@@ -15,6 +15,7 @@ from tests.helpers.apps import frozen_clock, wait_settled
 from tests.helpers.cli import CliRunner
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.core.redact import SecretScrubber
 from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItem
 from toolstream_tui.sources.http import HttpRequest, HttpSource
 from toolstream_tui.sources.secrets import (
@@ -23,6 +24,7 @@ from toolstream_tui.sources.secrets import (
     MissingKey,
     Redactor,
     auth_headers,
+    scrubbed_reads,
     secrets_in,
 )
 from toolstream_tui.watching.options import WatchOptions
@@ -332,3 +334,21 @@ def test_with_a_key_each_read_of_a_stream_is_passed_on_when_it_arrives(scenario:
     for data, t in asyncio.run(passed_on()):  # the array's closing `]` comes at the end
         by_time[t] = by_time.get(t, b"") + data
     assert by_time == {float(t): write for t, write in enumerate(writes)}
+
+
+@pytest.mark.parametrize("scenario", ["huge-args", "many-parallel"])
+def test_with_a_key_every_read_gives_a_chunk_and_times_never_go_back(scenario: str) -> None:
+    """Their events are held back now and then (arguments cut inside a `\\` escape):
+    a read then still gives a chunk, or an --idle-timeout would stop a stream that
+    goes on; and a held event comes at its own time, which no chunk before it
+    passed."""
+    writes = [write for group in load_scenario(scenario).writes() for write in group]
+    scrubber = SecretScrubber([SECRET])
+    scrubber.open(200, "text/event-stream")
+    times: list[float] = []
+    for t, write in enumerate(writes):
+        chunks = scrubbed_reads(scrubber, BodyChunk(write, float(t)))
+        assert chunks, f"read {t} gave nothing"
+        times += [chunk.t for chunk in chunks]
+    assert times == sorted(times)
+    assert times[-1] == len(writes) - 1

@@ -626,9 +626,10 @@ class SecretScrubber:
         return mode
 
     @property
-    def holding(self) -> bool:
-        """Events are held back: their times will come with them, in order."""
-        return bool(self._events)
+    def held_since(self) -> float | None:
+        """The time of the first event held back (None: none is): their times come
+        with them, in order, so no later read's time may come before."""
+        return self._events[0].t if self._events else None
 
     def close(self) -> bytes:
         return b"".join(data for data, _ in self.close_timed())

@@ -49,11 +49,13 @@ PLAIN_QUERY = re.compile(r"[\w.~\[\]-]*=[\w.~\[\]-]*(?:&[\w.~\[\]-]*=[\w.~\[\]-]
 def scrubbed_reads(scrubber: SecretScrubber, read: BodyChunk) -> list[BodyChunk]:
     """What one read gives once scrubbed: the events it let through, each at the
     time of the read that brought it (an event held back for the next piece of its
-    text keeps its own). A read that let nothing through keeps its time too, but
-    while events are held: theirs come with them, and times never go back."""
+    text keeps its own). A read that let nothing through still gives a chunk, so
+    that whoever waits on the stream (an --idle-timeout) sees it go on: at its own
+    time, or while events are held at theirs (times never go back)."""
     chunks = [BodyChunk(data, t) for data, t in scrubber.feed_timed(read.data, read.t)]
-    if not chunks and not scrubber.holding:
-        chunks.append(BodyChunk(b"", read.t))
+    if not chunks:
+        held = scrubber.held_since
+        chunks.append(BodyChunk(b"", read.t if held is None else held))
     return chunks
 
 
