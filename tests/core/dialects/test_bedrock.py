@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.helpers.streaming import Run, run
 from toolstream_stubs.eventstream import event_frame, exception_frame, frame
 from toolstream_tui.core import SSEEvent, StreamSession, build_report
+from toolstream_tui.core.dialects.base import excerpt
 from toolstream_tui.core.dialects.bedrock import CONVERSE_EVENTS, BedrockDialect
 from toolstream_tui.core.dialects.detect import (
     dialect_of_completion,
@@ -464,3 +465,21 @@ PAYLOADS = st.fixed_dictionaries(
 def test_any_sequence_of_frames_never_raises(frames: list[tuple[str, dict[str, Any]]]) -> None:
     result = play(*(ev(kind, **fields) for kind, fields in frames))
     assert result.report["status"] in ("finished", "truncated", "error")
+
+
+def test_a_frame_cut_short_is_named_with_each_byte_written_once() -> None:
+    """The trailing text writes a byte that is not text as `\\xNN`: the anomaly
+    quotes it as it is (through repr, each was written again, `\\\\xNN`)."""
+    said = {"contentBlockIndex": 0, "delta": {"text": "hi"}}
+    whole = event_frame("contentBlockDelta", json.dumps(said).encode())
+    cut = whole + whole[:-9]
+    session = StreamSession("test")
+    session.open(200, "application/vnd.amazon.eventstream")
+    session.feed(cut, 0.0)
+    session.close(0.0)
+    (anomaly,) = build_report(session.state)["anomalies"]
+    assert anomaly["kind"] == "unterminated-event"
+    trailing = whole[:-9].decode("utf-8", errors="backslashreplace")
+    said_then = "bytes after the last complete event were not dispatched: "
+    assert anomaly["detail"] == f"{said_then}'{excerpt(trailing)}'"
+    assert "\\\\x" not in anomaly["detail"]

@@ -304,7 +304,7 @@ class StreamSession:
                 self.state.note(
                     "unterminated-event",
                     None,
-                    f"bytes after the last {end} were not dispatched: {excerpt(trailing)!r}",
+                    f"bytes after the last {end} were not dispatched: {self._shown(trailing)}",
                     self.state.events,
                 )
             elif self._array_left_open():
@@ -321,6 +321,13 @@ class StreamSession:
         self.state.trailing_chars = len(trailing)
         self.state.end(trailing[:REPORTED_CHARS])
         return self.state.drain()
+
+    def _shown(self, trailing: str) -> str:
+        """The start of the trailing text, quoted: as `repr` writes it (a line end
+        shows), but for frames, whose bytes that are not text are written `\\xNN`
+        already (`repr` would write each of them twice)."""
+        shown = excerpt(trailing)
+        return f"'{shown}'" if self.mode == "eventstream" else repr(shown)
 
     def _array_left_open(self) -> bool:
         """A JSON-array stream whose `[` came and whose `]` did not, and that was not
