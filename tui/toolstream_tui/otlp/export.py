@@ -39,6 +39,8 @@ TRACES_PATH = "/v1/traces"
 HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
 SERVICE_NAME = "toolstream-tui"
 INSTALL_HINT = "pip install 'toolstream-tui[otlp]'"
+# Where the SDK reads a session of the user's own making (then ours is not made).
+CREDENTIAL_PROVIDER = "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER"
 _STOP = object()
 
 
@@ -269,12 +271,42 @@ def _sdk() -> _Sdk:
         made.add_span_processor(QueueProcessor(export))
         return made
 
+    def exporter(endpoint: str, timeout: float) -> Any:
+        if os.environ.get(CREDENTIAL_PROVIDER):  # the SDK makes its session from it
+            return OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+        return OTLPSpanExporter(endpoint=endpoint, timeout=timeout, session=_checked_session())
+
     return _Sdk(
-        exporter=lambda endpoint, timeout: OTLPSpanExporter(endpoint=endpoint, timeout=timeout),
+        exporter=exporter,
         provider=provider,
         client_kind=SpanKind.CLIENT,
         error_status=lambda text: Status(StatusCode.ERROR, text),
     )
+
+
+class NotAReceiver(Exception):
+    """A 2xx answer no OTLP receiver gives: a web page."""
+
+
+def _checked_session() -> Any:
+    """A session for the exporter that takes a web page for what it is: a UI's port
+    (Jaeger's 16686 answers any path with its page) or a proxy's login page answers
+    200 too, and the spans were then counted as sent, though nobody took them."""
+    import requests  # the OTLP/HTTP exporter's own, with the extra
+
+    session = requests.Session()
+    session.hooks["response"].append(_refuse_web_page)
+    return session
+
+
+def _refuse_web_page(response: Any, *args: Any, **kwargs: Any) -> Any:
+    kind = response.headers.get("Content-Type", "")
+    if response.ok and kind.partition(";")[0].strip().lower() == "text/html":
+        raise NotAReceiver(
+            f"{response.url} answered with a web page, not as an OTLP receiver "
+            "(the collector's OTLP/HTTP port is usually 4318)"
+        )
+    return response
 
 
 class _LastFailure(logging.Handler):
