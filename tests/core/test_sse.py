@@ -294,7 +294,7 @@ def test_an_oversized_event_arriving_whole_is_held_back_with_what_follows() -> N
     items, oversized, tail = limited(20, body)
     assert oversized
     assert items == [SSEEvent(number=1, event="", data="one", id=None, retry=None)]
-    assert tail == "data: " + "x" * 20 + "\ndata: three"
+    assert tail == "data: " + "x" * 20 + "\n\ndata: three\n\n"  # the rest as it came
 
 
 def test_an_event_exactly_at_the_limit_passes() -> None:
@@ -309,7 +309,9 @@ def test_an_event_exactly_at_the_limit_arriving_a_byte_at_a_time_passes() -> Non
     body = b"data: " + b"x" * 14 + b"\n\n"  # an event of 20 bytes
     for limit, passes in [(20, True), (19, False)]:
         _, oversized, tail = limited(limit, *(body[i : i + 1] for i in range(len(body))))
-        assert (oversized, tail) == ((False, "") if passes else (True, "data: " + "x" * 14))
+        assert (oversized, tail) == (
+            (False, "") if passes else (True, "data: " + "x" * 14 + "\n\n")
+        )
 
 
 def test_a_stray_blank_line_is_not_part_of_the_next_event_however_the_reads_are_cut() -> None:
@@ -393,8 +395,10 @@ def reference(body: bytes, limit: int) -> tuple[list[SSEEvent | SSEComment], boo
     for position, line in enumerate(lines):
         if line:
             run.append(line)
-        elif run and len(b"\n".join(run)) > limit:
-            return (items, True, *_undispatched(run + lines[position:] + [partial], items))
+        elif run and len(b"\n".join(run)) > limit:  # the rest is kept as it came
+            text, invalid = _undispatched(run, items)
+            rest, rest_valid = _text(b"\n" + b"\n".join([*lines[position:], partial]))
+            return (items, True, text + rest, invalid or not rest_valid)
         elif run:
             number, last_id = _dispatch_run(run, number, last_id, items)
             run = []

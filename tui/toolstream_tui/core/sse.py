@@ -297,6 +297,11 @@ class SSEDecoder:
         items: list[SSEItem] = []
         texts: list[str] = []
         valid = self._dropped_valid
+        # After an event past the size limit, the rest is not read as events: it is
+        # kept as it came, blank lines and comments in it (they tell where its
+        # events began and ended).
+        ends = tail.find(b"\n\n") if self.oversized else -1
+        tail, rest = (tail, b"") if ends < 0 else (tail[:ends], tail[ends:])
         with memoryview(tail) as view:
             for start, end in _pieces(tail):
                 text, piece_valid = _decode_view(view[start:end])
@@ -305,10 +310,11 @@ class SSEDecoder:
                 if text:
                     texts.append(text)
         del tail
-        self.invalid_tail = not valid
+        rest_text, rest_valid = self._decode(rest)
+        self.invalid_tail = not (valid and rest_valid)
         self.long_digit_runs = True
         self._forget_held()
-        return items, "\n".join(texts)
+        return items, "\n".join(texts) + rest_text
 
     @staticmethod
     def _tail_text(text: str, items: list[SSEItem]) -> str:
