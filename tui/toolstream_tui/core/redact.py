@@ -539,8 +539,10 @@ class SecretScrubber:
 
     The body is cut into events as the session will frame it (told by the content
     type, or by the first bytes as the session tells them): each event is released
-    at the read that completes it. A body that is not a stream of events is held
-    to its end (or to HOLD_BYTES)."""
+    at the read that completes it, or later, with that read's time (`feed_timed`),
+    when the next piece of its text must tell whether it ends with a secret's
+    start. A body that is not a stream of events goes on as it comes, but for a
+    tail that could start a secret."""
 
     def __init__(self, secrets: Iterable[str] | SecretPattern, dialect: str | None = None) -> None:
         """`secrets`, or their pattern already compiled (compiling every spelling of
