@@ -26,7 +26,10 @@ Two passes, both only when the request carried a secret:
    for) and only the rest is removed.
 
 Events are released whole, in order, so an event's bytes reach the consumer at
-the read that completed it, as without redaction."""
+the read that completed it, as without redaction; one held back comes later,
+with the time of that read. Events are cut as the session frames them: SSE
+events, NDJSON lines, a JSON array's elements, event-stream frames (whose
+payloads are edited inside frames made anew)."""
 
 from __future__ import annotations
 
