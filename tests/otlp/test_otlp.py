@@ -9,10 +9,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -347,28 +345,9 @@ def test_the_receivers_credentials_are_never_shown(
 @pytest.fixture
 def web_page() -> Iterator[str]:
     """A web UI's port (Jaeger's 16686 answers any path with its page): 200, HTML."""
-
-    class Page(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            page = b"<!doctype html><title>Jaeger UI</title>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
-
-        def log_message(self, format: str, *args: object) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    page = b"<!doctype html><title>Jaeger UI</title>"
+    for server in serving(lambda key: (200, "text/html; charset=utf-8", [page])):
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_web_page_that_answers_200_is_no_receiver(cli: CliRunner, web_page: str) -> None:

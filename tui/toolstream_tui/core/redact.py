@@ -507,21 +507,21 @@ def _event_ends(data: bytes | bytearray, start: int) -> list[int]:
     """Where each event that is complete in `data[start:]` ends (after its blank line)."""
     if b"\r" in data:
         return [match.end() for match in _BLANK_LINE.finditer(data, start)]
-    ends = []
-    at = data.find(b"\n\n", start)
-    while at >= 0:
-        ends.append(at + 2)
-        at = data.find(b"\n\n", at + 2)
-    return ends
+    return _ends_after(data, b"\n\n", start)
 
 
 def _line_ends(data: bytes | bytearray, start: int) -> list[int]:
     """Where each line that is complete in `data[start:]` ends (after its LF)."""
+    return _ends_after(data, b"\n", start)
+
+
+def _ends_after(data: bytes | bytearray, end: bytes, start: int) -> list[int]:
+    """Just past each `end` in `data[start:]`, the next looked for after it."""
     ends = []
-    at = data.find(b"\n", start)
+    at = data.find(end, start)
     while at >= 0:
-        ends.append(at + 1)
-        at = data.find(b"\n", at + 1)
+        ends.append(at + len(end))
+        at = data.find(end, at + len(end))
     return ends
 
 
