@@ -114,12 +114,11 @@ def _written_exactly(member: Any) -> bool:
 
 
 class FieldReader(Protocol):
-    """What finds the fields in a call's text as it grows (`FieldScanner` reads
-    JSON; Vertex AI's pieces, one `path = value` line each, are read by its dialect)."""
+    """What finds the fields of a call: `FieldScanner` reads its text as JSON; a
+    call whose text is not JSON (Vertex AI's pieces, one `path = value` line each)
+    is told of by its dialect as each piece comes."""
 
     fields: list[FieldSighting]
-
-    def feed(self, text: str, *, final: bool = False) -> None: ...
 
 
 class FieldScanner:
@@ -340,7 +339,6 @@ class FieldClock:
     def __init__(self, scanner: FieldReader | None = None) -> None:
         """`scanner`: what reads the fragments' text (by default, as JSON)."""
         self.scanner: FieldReader = FieldScanner() if scanner is None else scanner
-        self._json = isinstance(self.scanner, FieldScanner)
         self._pieces = TextPieces()
         self._read = 0  # characters fed to the scanner
         self._looked = 0  # characters seen to hold no `{` before any was fed
@@ -361,13 +359,14 @@ class FieldClock:
         a `{` arrives, no JSON object can have begun: nothing is read. A reader of
         pieces that are not JSON was told of each as it came, and reads no text."""
         self._pieces = pieces
-        if not self._json:
+        scanner = self.scanner
+        if not isinstance(scanner, FieldScanner):
             return
         if not self._read and "{" not in pieces.slice(self._looked, pieces.length):
             self._looked = pieces.length
             return
         if pieces.length > self._read or (final and not self._final):
-            self.scanner.feed(pieces.slice(self._read, pieces.length), final=final)
+            scanner.feed(pieces.slice(self._read, pieces.length), final=final)
             self._read = pieces.length
             self._final = final
 

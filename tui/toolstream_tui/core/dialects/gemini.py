@@ -455,10 +455,6 @@ class PieceFields:
         self._by_key: dict[str, FieldSighting] = {}
         self._open: FieldSighting | None = None
 
-    def feed(self, text: str, *, final: bool = False) -> None:
-        """Nothing to read: `took` was told of each piece as it came (FieldClock
-        never calls this)."""
-
     def took(self, segments: list[str | int], continues: bool, end: int) -> None:
         """A piece at the path of `segments`, whose line ends at text offset `end`."""
         key = segments[0]
