@@ -525,13 +525,16 @@ def load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def measure(plan: Plan) -> dict[str, Any]:
+def measure(plan: Plan, record_dir: Path | None = None) -> dict[str, Any]:
+    """`record_dir`: the proxy also records every response there (`--record-dir`)."""
     results: dict[str, Any] = {"plan": asdict(plan), "load_start": load()}
+    results["recording"] = record_dir is not None
     upstream_command = [sys.executable, str(HERE), "--serve-upstream"]
     upstream, line = start([*upstream_command, str(plan.bulk_argument_bytes)])
     upstream_url, bulk_size = LISTENING.search(line).group(1), int(line.split()[-1])  # type: ignore[union-attr]
+    recording = () if record_dir is None else ("--record-dir", str(record_dir))
     try:
-        proxy, proxy_url = start_proxy(upstream_url)
+        proxy, proxy_url = start_proxy(upstream_url, *recording)
         try:
             for name, base in (("direct", upstream_url), ("proxied", proxy_url)):
                 asyncio.run(paced_latencies(base, WARM_UP))  # connections made, code loaded
@@ -555,6 +558,8 @@ def measure(plan: Plan) -> dict[str, Any]:
             stop(proxy)
     finally:
         stop(upstream)
+    if record_dir is not None:
+        results["recordings"] = len(list(record_dir.glob("*.sse")))
     results.update(stub_throughput(plan))
     results["bulk_bytes"] = bulk_size
     results["added_median_ms"] = results["proxied"]["median_ms"] - results["direct"]["median_ms"]
@@ -964,7 +969,12 @@ def report(results: dict[str, Any]) -> str:
     lines = [
         f"load average at start: {results['load_start']}",
         f"latency per chunk, upstream write -> client read: {plan['streams']} streams at once, "
-        f"{plan['events']} events each, one every {plan['interval_ms']:g} ms",
+        f"{plan['events']} events each, one every {plan['interval_ms']:g} ms"
+        + (
+            ", the proxy recording every response (--record-dir)"
+            if results.get("recording")
+            else ""
+        ),
     ]
     lines += latency_lines(results)
     lines.append(
@@ -1039,6 +1049,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="MB",
         help="pull MB of streams through a proxy whose watching process is stopped",
     )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="the proxy records every response (--record-dir), as a CI run that keeps them does",
+    )
     parser.add_argument("--serve-upstream", metavar="BULK_BYTES", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -1067,9 +1082,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as folder:
             results = stopped_watcher(args.stopped_watcher, scenario, Path(folder) / "lines")
         print(stopped_report(results))
+    elif args.app:
+        results = measure_with_app(plan)
+        print(app_report(results))
     else:
-        results = measure_with_app(plan) if args.app else measure(plan)
-        print(app_report(results) if args.app else report(results))
+        with tempfile.TemporaryDirectory() as folder:
+            results = measure(plan, Path(folder) if args.record else None)
+        print(report(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0

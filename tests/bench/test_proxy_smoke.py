@@ -56,6 +56,17 @@ def test_quick_run_measures_latency_and_throughput(tmp_path: Path, bench_proxy: 
 
 
 @pytest.mark.slow
+def test_quick_run_with_recording_records_every_response(tmp_path: Path) -> None:
+    """--record: the proxy's --record-dir costs the forwarder its own reading of
+    each response (a key in play: the second reading that keeps the key out)."""
+    printed, results = quick_run(tmp_path, "--record")
+    plan = results["plan"]
+    assert results["recording"] is True
+    assert results["recordings"] >= plan["streams"]  # and the warm-up's and the bulk reads
+    assert "the proxy recording every response (--record-dir)" in printed
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="the request list runs in tmux")
 def test_quick_run_with_the_request_list_presses_keys(
     tmp_path: Path, bench_proxy: ModuleType
