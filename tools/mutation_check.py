@@ -242,6 +242,32 @@ MUTANTS = (
         ("tests/core/test_redact.py", "-k", "leaves_no_piece"),
     ),
     Mutant(
+        "redact-ndjson-lines",
+        "with a key in play, each NDJSON line goes on at the read that completes it",
+        "core/redact.py",
+        "            return _line_ends(pending, self._scanned)",
+        "            return []",
+        ("tests/core/test_redact.py", "-k", "each_event_is_read"),
+    ),
+    Mutant(
+        "redact-held-time",
+        "an event held back for the next piece of its text keeps its read's time",
+        "core/redact.py",
+        "            self._held_bytes -= len(event.data)\n"
+        "            out.append((event.rewritten(), event.t))",
+        "            self._held_bytes -= len(event.data)\n"
+        "            out.append((event.rewritten(), self._now))",
+        ("tests/core/test_redact.py", "-k", "each_event_is_read"),
+    ),
+    Mutant(
+        "redact-frame-crc",
+        "a rewritten frame whose CRC had failed still fails it",
+        "core/redact.py",
+        "return encode_frame(new_headers, edited, intact)",
+        "return encode_frame(new_headers, edited)",
+        ("tests/core/test_redact.py", "-k", "crc_failed"),
+    ),
+    Mutant(
         "surrogates-arguments",
         "a UTF-16 pair cut between argument fragments is one character again",
         "core/state.py",
