@@ -865,10 +865,20 @@ def press_follow_until(terminal: Any, done: Any, seed: int) -> list[float | None
     return latencies
 
 
+def clients_process(url: str, plan: Plan, answer: Any, done: Any) -> None:
+    """The paced clients, in a child process: their latencies go back on `answer`,
+    read once `done` is set (they fill more than the pipe holds)."""
+    try:
+        latencies = asyncio.run(paced_latencies(url, plan))
+    finally:
+        done.set()
+    answer.send(latencies)
+
+
 def measure_with_app(plan: Plan) -> dict[str, Any]:
     """The paced run through `toolstream-tui proxy` with its request list in tmux
     (120x40), `f` pressed all the while; then the app's peak RSS."""
-    import threading
+    import multiprocessing
 
     import terminal as tmux_terminal
 
@@ -892,19 +902,16 @@ def measure_with_app(plan: Plan) -> dict[str, Any]:
             results["direct"] = asdict(figures(direct.all))
             results.update(settled_figures("direct", direct))
             asyncio.run(paced_latencies(proxy_url, WARM_UP))
-            done = threading.Event()
-            latencies = Latencies()
-
-            def clients() -> None:
-                try:
-                    latencies.extend(asyncio.run(paced_latencies(proxy_url, plan)))
-                finally:
-                    done.set()
-
-            thread = threading.Thread(target=clients)
-            thread.start()
+            # The clients read in a process of their own, as the direct ones did: in a
+            # thread beside the key presser they waited for the GIL behind each capture.
+            fork = multiprocessing.get_context("fork")
+            done, (answer, answered) = fork.Event(), fork.Pipe(duplex=False)
+            clients = fork.Process(target=clients_process, args=(proxy_url, plan, answered, done))
+            clients.start()
+            answered.close()  # a child that fails then ends `recv` with EOFError
             keys = press_follow_until(term, done, seed=plan.streams)
-            thread.join()
+            latencies = answer.recv()
+            clients.join()
             process.sample_peak()
             results["proxied"] = asdict(figures(latencies.all))
             results.update(settled_figures("proxied", latencies))
