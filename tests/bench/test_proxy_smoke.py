@@ -75,8 +75,10 @@ def test_quick_run_with_the_request_list_presses_keys(
     plan = results["plan"]
     events = plan["streams"] * plan["events"]
     assert results["direct"]["events"] == results["proxied"]["events"] == events
+    assert results["pressing"]["events"] == events
     settled = plan["streams"] * (plan["events"] - bench_proxy.START_EVENTS)
     assert results["direct_settled"]["events"] == results["proxied_settled"]["events"] == settled
+    assert results["pressing_settled"]["events"] == settled
     assert results["keys"]["presses"] >= 1 and results["app_peak_rss_mb"] > 0
     assert "key f -> the frame" in printed
 
