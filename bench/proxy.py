@@ -922,7 +922,14 @@ def measure_with_app(plan: Plan) -> dict[str, Any]:
             # pressed, each press followed by captures until the screen answers: that
             # polling makes tmux redraw the pane at full speed, a load of the bench's
             # own on the cores the proxy shares, so its latencies are shown apart.
+            before = proxy_cpu(process.pid)
             latencies, _ = paced_through_the_app(proxy_url, plan, None)
+            after = proxy_cpu(process.pid)
+            if before is not None and after is not None:
+                events = len(latencies.all)
+                spent = [(b - a) / events * 1e6 for a, b in zip(before, after, strict=True)]
+                results["app_cpu_us_per_event"] = spent[0]
+                results["forwarder_cpu_us_per_event"] = spent[1]
             results["proxied"] = asdict(figures(latencies.all))
             results.update(settled_figures("proxied", latencies))
             latencies, keys = paced_through_the_app(proxy_url, plan, term)
@@ -977,6 +984,12 @@ def app_report(results: dict[str, Any]) -> str:
     lines += latency_lines(results)
     lines.append(f"  added by the proxy: median {results['added_median_ms']:+.3f} ms")
     lines.append("  (pressing: proxied again while f is pressed, each press followed by captures)")
+    if "app_cpu_us_per_event" in results:
+        lines.append(
+            f"  CPU per event, nobody at the keys: forwarder "
+            f"{results['forwarder_cpu_us_per_event']:.0f} us, the app "
+            f"{results['app_cpu_us_per_event']:.0f} us"
+        )
     shown = "—" if keys["median_ms"] is None else f"{keys['median_ms']:.0f} / {keys['max_ms']:.0f}"
     lines += [
         f"key f -> the frame showing it, while they stream: median / max {shown} ms "
