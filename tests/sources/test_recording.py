@@ -27,7 +27,7 @@ from toolstream_tui.sources.base import (
     SourceItem,
     TransportError,
 )
-from toolstream_tui.sources.recording import Recorder, recorded, timing_path
+from toolstream_tui.sources.recording import Recorder, Tape, recorded, timing_path
 from toolstream_tui.sources.replay import READ_PIECE, ReplaySource
 
 DONE_STREAM = (
@@ -601,3 +601,36 @@ def test_an_untyped_stream_cut_into_single_bytes_reads_as_sse(content_type: str)
     assert session.state.status.value == "finished"
     assert "".join(session.state.text) == "hi"
     assert session.state.anomalies == []
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(min_size=1, max_size=40).map(lambda data: ("keep", data)),
+            st.tuples(st.integers(0, 200), st.integers(0, 200)).map(lambda span: ("read", span)),
+        ),
+        max_size=30,
+    )
+)
+def test_a_tape_read_between_reads_kept_gives_the_body_as_kept(
+    steps: list[tuple[str, object]],
+) -> None:
+    """The raw log reads a tape while the stream is still being kept on it: each
+    read gives the bytes kept so far, and what is kept after a read goes on at
+    the body's end."""
+    tape = Tape("test")
+    kept = b""
+    try:
+        for number, (what, arg) in enumerate(steps):
+            if what == "keep":
+                assert isinstance(arg, bytes)
+                tape.keep(BodyChunk(arg, float(number)))
+                kept += arg
+            else:
+                assert isinstance(arg, tuple)
+                start, end = arg
+                assert tape.body(start, end) == kept[start:end]
+        assert tape.length == len(kept)
+        assert b"".join(item.data for item in tape.items() if isinstance(item, BodyChunk)) == kept
+    finally:
+        tape.close()

@@ -161,6 +161,7 @@ class Tape:
         # to leave behind.
         self._body: IO[bytes] = tempfile.TemporaryFile(prefix="toolstream-tape-")  # noqa: SIM115
         self._holders = 1
+        self._read_since_kept = False  # a read moved the file's position off its end
 
     @property
     def length(self) -> int:
@@ -172,7 +173,11 @@ class Tape:
         elif isinstance(item, ResponseHead):
             self.head = item
         elif isinstance(item, BodyChunk):
-            self._body.seek(0, os.SEEK_END)
+            # Seeking flushes the file's buffer: one write call a read, which with
+            # 256 streams was a fifth of the proxy's request list's CPU.
+            if self._read_since_kept:
+                self._body.seek(0, os.SEEK_END)
+                self._read_since_kept = False
             self._body.write(item.data)
             self.read_ends.append(self.length + len(item.data))
             self.read_times.append(item.t)
@@ -181,6 +186,7 @@ class Tape:
 
     def body(self, start: int, end: int) -> bytes:
         """Bytes `start` to `end` of the body."""
+        self._read_since_kept = True
         self._body.seek(start)
         return self._body.read(max(0, end - start))
 
