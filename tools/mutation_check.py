@@ -161,6 +161,22 @@ MUTANTS = (
         ("tests/e2e/test_limits.py", "-k", "header_limit"),
     ),
     Mutant(
+        "header-limit-pieces",
+        "a head still arriving is refused only once past the limit",
+        "proxy/forwarder.py",
+        "if self._head_bytes > self.max_head_bytes and",
+        "if self._head_bytes >= self.max_head_bytes and",
+        ("tests/proxy/test_proxy.py", "-k", "head_not_yet_whole or arriving_in_pieces"),
+    ),
+    Mutant(
+        "tape-append-after-read",
+        "what a tape keeps after a read of it goes on at the body's end",
+        "sources/recording.py",
+        "            if self._read_since_kept:\n",
+        "            if False:\n",
+        ("tests/sources/test_recording.py", "-k", "tape_read"),
+    ),
+    Mutant(
         "idle-timeout",
         "--idle-timeout S cuts after S seconds",
         "sources/pump.py",

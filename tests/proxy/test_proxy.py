@@ -19,6 +19,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+import uvicorn
+from uvicorn.server import ServerState
 
 from tests.helpers.proxy import (
     QUERY_KEY,
@@ -36,7 +38,12 @@ from toolstream_stubs.faults import cut_offset
 from toolstream_stubs.scenarios import scenario_names
 from toolstream_tui.core import StreamSession, build_report
 from toolstream_tui.proxy.config import WATCH_BUFFER_BYTES, ProxyConfig, is_loopback, parse_upstream
-from toolstream_tui.proxy.forwarder import TARGETS_KEPT, WATCHER_GONE, ForwardingAsgiApp
+from toolstream_tui.proxy.forwarder import (
+    TARGETS_KEPT,
+    WATCHER_GONE,
+    ForwardingAsgiApp,
+    client_connection,
+)
 from toolstream_tui.proxy.http_rules import HOP_BY_HOP
 from toolstream_tui.proxy.pipe import (
     BATCH_BYTES,
@@ -698,6 +705,62 @@ def test_headers_over_the_limit_are_refused(stub: StubServer, size: int) -> None
             status = None
     assert status == 431 if size < 64 << 10 else status in (431, None)
     assert len(stub.requests) == before
+
+
+class WrittenTransport(asyncio.Transport):
+    """A client connection's transport that keeps what is written to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = b""
+        self.closed = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += bytes(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("unfinished_bytes", [4095, 4096, 4097])
+async def test_the_reads_of_a_head_not_yet_whole_are_bounded_at_the_limit(
+    unfinished_bytes: int,
+) -> None:
+    """Read by read, as the connection takes them: a head not yet whole that has
+    brought the limit's bytes may still end; one byte more is answered 431."""
+
+    async def never_called(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("no request reaches the app")
+
+    config = uvicorn.Config(
+        never_called, http=client_connection(60.0, 4096), log_config=None, lifespan="off"
+    )
+    config.load()
+    connection = config.http_protocol_class(  # type: ignore[call-arg]
+        config=config, server_state=ServerState(), app_state={}
+    )
+    transport = WrittenTransport()
+    connection.connection_made(transport)
+    start = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nx-big: "
+    unfinished = start + b"y" * (unfinished_bytes - len(start))
+    for at in range(0, len(unfinished), 1000):
+        connection.data_received(unfinished[at : at + 1000])
+    connection.connection_lost(None)
+    refused = transport.written.startswith(b"HTTP/1.1 431 ")
+    assert refused == (unfinished_bytes > 4096)
+    assert transport.written == b"" or refused
 
 
 @pytest.mark.parametrize("unfinished_bytes", [4095, 4096, 4097])
