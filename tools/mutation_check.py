@@ -164,8 +164,8 @@ MUTANTS = (
         "header-limit-pieces",
         "a head still arriving is refused only once past the limit",
         "proxy/forwarder.py",
-        "if self._head_bytes > self.max_head_bytes and",
-        "if self._head_bytes >= self.max_head_bytes and",
+        "super().data_received(data)\n        if self._head_bytes > self.max_head_bytes:",
+        "super().data_received(data)\n        if self._head_bytes >= self.max_head_bytes:",
         ("tests/proxy/test_proxy.py", "-k", "head_not_yet_whole or arriving_in_pieces"),
     ),
     Mutant(

@@ -763,6 +763,43 @@ async def test_the_reads_of_a_head_not_yet_whole_are_bounded_at_the_limit(
     assert transport.written == b"" or refused
 
 
+async def test_a_head_past_the_limit_is_answered_after_the_response_going_out() -> None:
+    """A client that sends its next request's head while a response still streams
+    to it gets that response whole; the 431 for a head past the limit follows it."""
+    streaming, ended, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def streams_until_released(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"data: 1\n\n", "more_body": True})
+        streaming.set()
+        await release.wait()
+        await send({"type": "http.response.body", "body": b"data: 2\n\n"})
+        ended.set()
+
+    config = uvicorn.Config(
+        streams_until_released,
+        http=client_connection(60.0, 4096),
+        log_config=None,
+        lifespan="off",
+    )
+    config.load()
+    connection = config.http_protocol_class(  # type: ignore[call-arg]
+        config=config, server_state=ServerState(), app_state={}
+    )
+    transport = WrittenTransport()
+    connection.connection_made(transport)
+    connection.data_received(b"GET /v1/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+    await streaming.wait()
+    connection.data_received(b"GET /next HTTP/1.1\r\nx-big: " + b"y" * 5000)
+    assert b" 431 " not in transport.written and not transport.closed
+    release.set()
+    await ended.wait()
+    response, _, refusal = transport.written.partition(b"0\r\n\r\n")
+    assert response.endswith(b"data: 2\n\n\r\n")
+    assert refusal.startswith(b"HTTP/1.1 431 ") and transport.closed
+    connection.connection_lost(None)
+
+
 @pytest.mark.parametrize("unfinished_bytes", [4095, 4096, 4097])
 def test_a_head_arriving_in_pieces_is_refused_once_past_the_limit(
     stub: StubServer, unfinished_bytes: int

@@ -45,6 +45,7 @@ from .http_rules import (
     PROXY_CHALLENGE,
     end_to_end,
     head_size,
+    headers_too_large,
     proxy_error,
     upgrade_asked,
 )
@@ -152,12 +153,7 @@ class ForwardingAsgiApp:
                 "'Proxy-Authorization: Bearer <the --token value>'; not forwarded",
             )
         elif head_bytes > self.config.max_header_bytes:
-            refusal = proxy_error(
-                431,
-                "headers_too_large",
-                f"the request line and headers are over the proxy's limit of "
-                f"{self.config.max_header_bytes} bytes; not forwarded",
-            )
+            refusal = headers_too_large(self.config.max_header_bytes)
         elif upgrade := upgrade_asked(headers):
             refusal = proxy_error(
                 501,
@@ -485,9 +481,9 @@ def quiet_uvicorn_logging() -> None:
 
 
 class ClientConnection(HttpToolsProtocol):
-    """uvicorn's HTTP/1.1 connection, parsed by llhttp (in C: h11 cost the forwarder
-    more per forwarded chunk than the rest of its work), with what uvicorn leaves
-    out:
+    """uvicorn's HTTP/1.1 connection, parsed by llhttp (in C: with h11, the burst of
+    heads read and written when many requests start at once held up every
+    stream's first events), with what uvicorn leaves out:
 
     - closed when a request's head has not come whole within `head_timeout`
       seconds of the connection opening or of the last response ending: uvicorn
@@ -495,7 +491,8 @@ class ClientConnection(HttpToolsProtocol):
       send half a request (slowloris) would hold a thousand connections, up to
       the limit past which everyone gets a 503;
     - answered 431 and closed once the reads of a head not yet whole pass
-      `max_head_bytes` (a head that came whole is measured by the app);
+      `max_head_bytes`, after the response going out, if any, has ended (a head
+      that came whole is measured by the app);
     - the target handed on as it came, as h11 did: llhttp's URL parser drops the
       host of an absolute-form target, which the app must see to refuse it."""
 
@@ -512,7 +509,7 @@ class ClientConnection(HttpToolsProtocol):
         if self._head_bytes >= 0:
             self._head_bytes += len(data)
         super().data_received(data)
-        if self._head_bytes > self.max_head_bytes and not self.transport.is_closing():
+        if self._head_bytes > self.max_head_bytes:
             self._refuse_the_head()
 
     def on_headers_complete(self) -> None:
@@ -530,6 +527,8 @@ class ClientConnection(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self._head_bytes > self.max_head_bytes:
+            self._refuse_the_head()
         self._wait_for_a_head()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -548,12 +547,14 @@ class ClientConnection(HttpToolsProtocol):
             self.transport.close()
 
     def _refuse_the_head(self) -> None:
-        status, body = proxy_error(
-            431,
-            "headers_too_large",
-            f"the request line and headers are over the proxy's limit of "
-            f"{self.max_head_bytes} bytes; not forwarded",
-        )
+        """431, and the connection closed; while a response is still going out,
+        the reading waits and the answer follows the response's end."""
+        if self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.flow.pause_reading()
+            return
+        status, body = headers_too_large(self.max_head_bytes)
         head = (
             f"HTTP/1.1 {status} Request Header Fields Too Large\r\n"
             f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"

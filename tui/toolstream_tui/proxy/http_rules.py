@@ -34,6 +34,14 @@ def proxy_error(status: int, code: str, message: str) -> tuple[int, bytes]:
     return status, json.dumps({"error": error}, ensure_ascii=False).encode()
 
 
+def headers_too_large(limit: int) -> tuple[int, bytes]:
+    return proxy_error(
+        431,
+        "headers_too_large",
+        f"the request line and headers are over the proxy's limit of {limit} bytes; not forwarded",
+    )
+
+
 def connection_tokens(headers: Iterable[tuple[str, str]]) -> frozenset[str]:
     """Header names a `Connection` header lists: hop-by-hop for this connection only."""
     return frozenset(

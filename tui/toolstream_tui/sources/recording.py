@@ -173,8 +173,7 @@ class Tape:
         elif isinstance(item, ResponseHead):
             self.head = item
         elif isinstance(item, BodyChunk):
-            # Seeking flushes the file's buffer: one write call a read, which with
-            # 256 streams was a fifth of the proxy's request list's CPU.
+            # Seeking flushes the file's buffer: one write call for every read kept.
             if self._read_since_kept:
                 self._body.seek(0, os.SEEK_END)
                 self._read_since_kept = False
