@@ -888,8 +888,13 @@ def paced_through_the_app(
     clients.start()
     answered.close()  # a child that fails then ends `recv` with EOFError
     keys = [] if term is None else press_follow_until(term, done, seed=plan.streams)
-    latencies = answer.recv()
-    clients.join()
+    try:
+        latencies = answer.recv()
+    except EOFError:
+        message = "bench/proxy.py: the clients' process failed (its traceback is above)"
+        raise SystemExit(message) from None
+    finally:
+        clients.join()
     return latencies, keys
 
 
