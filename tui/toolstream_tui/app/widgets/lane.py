@@ -271,6 +271,9 @@ class CallLane(Vertical):
             self._messages_fitted = fitted
             lines = message_lines(view, wrapped, rows, width)
             self.message_line.update(Text("\n".join(lines)))
+            # Its rows set, not measured: refitted on a resize, the line could keep the
+            # auto height of its text before, and hide the counter under it.
+            self.message_line.styles.height = rows
 
     def _wrapped_messages(self, messages: tuple[str, ...], width: int) -> list[list[str]]:
         """Each message's lines as the message line wraps them at `width` (Textual's
