@@ -66,7 +66,9 @@ from .upstream import Outgoing, UpstreamTransport, outgoing, transport_for
 MAX_CONNECTIONS = 4096  # past this, new connections get uvicorn's 503
 FLUSH_TIMEOUT_S = 10.0  # at the end, how long to wait for the watcher to take what is left
 STOP_POLL_S = 0.05  # how soon the main thread sees a signal or the watcher gone
-SETUP_SLICE_S = 0.002  # of each pass of the loop, what starting requests may take
+# Of each pass of the loop, what starting requests may take: about one request's
+# start (~0.35 ms of CPU), so that in a burst they start one a pass.
+SETUP_SLICE_S = 0.0003
 TARGETS_KEPT = 256  # upstream URLs parsed, for the requests that ask for the same again
 DELIBERATE_CUT = "ASGI callable returned without completing response."
 DRAIN_OVER = "timeout graceful shutdown exceeded"
