@@ -76,9 +76,17 @@ def is_forwarder(pid: int) -> bool:
 
 
 @contextmanager
-def proxy_process(*args: str) -> Iterator[ProxyProcess]:
+def proxy_process(*args: str, job: bool = False) -> Iterator[ProxyProcess]:
+    """The proxy listening on a free port; `job`: in a process group of its own, as a
+    shell starts a command (a Ctrl-C goes to the whole group)."""
     command = [console_script("toolstream-tui"), "proxy", "--listen", "127.0.0.1:0", *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        process_group=0 if job else None,
+    )
     assert process.stderr is not None
     head: list[str] = []
     forwarders: list[int] = []
@@ -90,8 +98,8 @@ def proxy_process(*args: str) -> Iterator[ProxyProcess]:
         forwarders = children_of(process.pid)
         yield ProxyProcess(process, found.group(1), head, forwarders)
     finally:
-        # The forwarder runs in a session of its own: a failed test kills it too,
-        # or it would hold the pipes (and the port) after the test.
+        # The forwarder runs in a process group of its own: a failed test kills it
+        # too, or it would hold the pipes (and the port) after the test.
         for pid in filter(is_forwarder, forwarders):
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -203,18 +211,32 @@ def nice_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
 
 
+def autogroup_of(pid: int) -> str | None:
+    """The scheduling group Linux's autogroup put a process in (None: no autogroup)."""
+    path = Path(f"/proc/{pid}/autogroup")
+    return path.read_text().split()[0] if path.exists() else None
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads priorities in /proc")
 def test_the_watching_process_steps_behind_the_forwarder(stub: StubServer) -> None:
     """When the cores are busy the forwarder (the agent's streams) goes first and the
-    watching process (the core, the screen) second: its nice value is higher."""
+    watching process (the core, the screen) second: its nice value is higher, and
+    the two share a session, so that Linux's autogroup (a scheduling group per
+    session, between which nice does nothing) weighs them against each other. The
+    forwarder has a process group of its own: a Ctrl-C reaches only the watcher."""
     with proxy_process("--upstream", stub.base_url, "--headless") as proxy:
         proxy.send("/v1/chat/completions")  # the signal handlers are in place by then
         pid = proxy.process.pid
-        [forwarder] = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        watching, forwarding = nice_of(pid), nice_of(int(forwarder))
+        [forwarder] = proxy.forwarders
+        watching, forwarding = nice_of(pid), nice_of(forwarder)
+        sessions = os.getsid(pid), os.getsid(forwarder)
+        groups = os.getpgid(pid), os.getpgid(forwarder)
+        autogroups = autogroup_of(pid), autogroup_of(forwarder)
         proxy.process.send_signal(signal.SIGTERM)
         assert proxy.wait() == 0, proxy.stderr
     assert watching == min(19, forwarding + WATCHER_NICENESS)
+    assert sessions[0] == sessions[1] and groups[0] != groups[1] == forwarder
+    assert autogroups[0] == autogroups[1]
 
 
 def test_without_a_terminal_the_request_list_says_to_add_headless(stub: StubServer) -> None:

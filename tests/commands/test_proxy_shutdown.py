@@ -6,6 +6,7 @@ nothing else: the end of the drain is no error of the proxy's."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import threading
@@ -56,9 +57,14 @@ class HeldStream:
 
 
 @contextmanager
-def streaming_through_the_proxy(*args: str) -> Iterator[tuple[HeldStream, ProxyProcess]]:
+def streaming_through_the_proxy(
+    *args: str, job: bool = False
+) -> Iterator[tuple[HeldStream, ProxyProcess]]:
     held = HeldStream()
-    with held.stub, proxy_process("--upstream", held.stub.base_url, "--headless", *args) as proxy:
+    with (
+        held.stub,
+        proxy_process("--upstream", held.stub.base_url, "--headless", *args, job=job) as proxy,
+    ):
         client = threading.Thread(target=held.pull, args=(proxy.url,))
         client.start()
         try:
@@ -80,6 +86,21 @@ def test_sigterm_lets_the_stream_in_flight_end_for_its_client() -> None:
     [line] = proxy.lines
     assert line["status"] == "finished" and line["forwarded_bytes"] == len(WEATHER)
     assert "stopped after 1 request" in proxy.stderr
+
+
+def test_a_ctrl_c_lets_the_stream_in_flight_end_for_its_client() -> None:
+    """A Ctrl-C goes to the terminal's foreground process group, the proxy's; the
+    forwarder, in a group of its own, hears of it once, from the watching process
+    (had it the Ctrl-C too, the watcher's word would be a second signal: cut now)."""
+    with streaming_through_the_proxy("--drain", str(LONG_DRAIN_S), job=True) as (held, proxy):
+        os.killpg(proxy.process.pid, signal.SIGINT)
+        assert wait_until_refused(proxy.url), "the proxy went on taking connections"
+        held.release.set()
+        code = proxy.wait()
+    assert held.error is None and b"".join(held.received) == WEATHER
+    assert code == 0, proxy.stderr
+    [line] = proxy.lines
+    assert line["status"] == "finished" and line["forwarded_bytes"] == len(WEATHER)
 
 
 def test_past_the_drain_the_stream_is_cut_and_the_summary_says_so() -> None:

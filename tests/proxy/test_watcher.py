@@ -7,11 +7,15 @@ until the requests in flight have ended."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import platform
+import pty
+import re
 import signal
 import subprocess
 import sys
+import termios
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.commands.test_proxy import proxy_process
+from tests.commands.test_proxy import LISTENING, children_of, proxy_process
+from tests.helpers.cli import console_script
 from tests.helpers.docs_pages import docs_page
 from tests.helpers.proxy import WAIT_S
 from toolstream_stubs import StubServer, load_scenario
@@ -164,8 +169,8 @@ def test_a_stopped_watcher_costs_clients_nothing_and_the_forwarder_at_most_its_b
 
 def test_a_killed_watcher_lets_the_stream_in_flight_end_then_the_forwarder_exits() -> None:
     """SIGKILL to the watcher 1 event into a paced stream: the client gets the
-    whole stream, then the forwarder (in a session of its own) says why it stops
-    and stops."""
+    whole stream, then the forwarder (in a process group of its own) says why it
+    stops and stops."""
     weather = load_scenario("weather")
     first_sent, killed = threading.Event(), threading.Event()
 
@@ -180,15 +185,7 @@ def test_a_killed_watcher_lets_the_stream_in_flight_end_then_the_forwarder_exits
     ):
         [forwarder] = proxy.forwarders
         received: list[bytes] = []
-
-        def pull() -> None:
-            with (
-                httpx.Client(timeout=WAIT_S, trust_env=False) as http,
-                http.stream("POST", proxy.url + "/v1/chat/completions") as response,
-            ):
-                received.extend(response.iter_raw())
-
-        client = threading.Thread(target=pull)
+        client = threading.Thread(target=pull, args=(proxy.url, received))
         client.start()
         assert first_sent.wait(WAIT_S)
         proxy.process.kill()
@@ -200,6 +197,97 @@ def test_a_killed_watcher_lets_the_stream_in_flight_end_then_the_forwarder_exits
         proxy.wait()
     assert b"".join(received) == weather.rendered
     assert WATCHER_GONE.format(drain=5) in proxy.stderr
+
+
+# A login shell in miniature: a session with the terminal `argv[1]`, which runs the
+# command after it as its foreground job (a process group of its own) and stays.
+SHELL = """
+import os, signal, sys
+os.login_tty(os.open(sys.argv[1], os.O_RDWR))
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # to hand the terminal to the job
+job = os.fork()
+if job == 0:
+    os.setpgid(0, 0)
+    os.tcsetpgrp(0, os.getpgrp())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    os.execv(sys.argv[2], sys.argv[2:])
+os.waitpid(job, 0)
+signal.pause()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the processes in /proc")
+def test_in_a_terminal_set_to_tostop_a_killed_watcher_still_lets_the_stream_end() -> None:
+    """`stty tostop` stops a background process group that writes to the terminal,
+    and fails the write once that group has lost its parent: the forwarder, in a
+    group of its own, still ends the stream in flight and says why it stops."""
+    weather = load_scenario("weather")
+    first_sent, killed = threading.Event(), threading.Event()
+
+    def hold_until_killed(k: int) -> None:
+        if k == 1:
+            first_sent.set()
+            killed.wait(WAIT_S)
+
+    primary, secondary = pty.openpty()
+    modes = termios.tcgetattr(secondary)
+    modes[3] |= termios.TOSTOP
+    termios.tcsetattr(secondary, termios.TCSANOW, modes)
+    shown = TerminalOutput(primary)
+    with StubServer("weather", speed=0, before_event=hold_until_killed) as stub:
+        command = [console_script("toolstream-tui"), "proxy", "--listen", "127.0.0.1:0"]
+        command += ["--upstream", stub.base_url, "--headless"]
+        shell = subprocess.Popen([sys.executable, "-c", SHELL, os.ttyname(secondary), *command])
+        try:
+            url = shown.wait_for(LISTENING).group(1)
+            [watcher] = children_of(shell.pid)
+            [forwarder] = children_of(watcher)
+            received: list[bytes] = []
+            client = threading.Thread(target=pull, args=(url, received))
+            client.start()
+            assert first_sent.wait(WAIT_S)
+            os.kill(watcher, signal.SIGKILL)
+            killed.set()
+            client.join(WAIT_S)
+            assert wait_for_exit(forwarder)
+        finally:
+            shell.kill()
+            shell.wait(WAIT_S)
+            os.close(secondary)
+    assert b"".join(received) == weather.rendered
+    assert shown.wait_for(re.compile(re.escape(WATCHER_GONE.format(drain=5))))
+
+
+class TerminalOutput:
+    """What a terminal's programs write to it, read as it comes."""
+
+    def __init__(self, primary: int) -> None:
+        self.text = ""
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, args=(primary,), daemon=True).start()
+
+    def _read(self, primary: int) -> None:
+        with contextlib.suppress(OSError):
+            while data := os.read(primary, 4096):
+                with self._changed:
+                    self.text += data.decode(errors="replace").replace("\r\n", "\n")
+                    self._changed.notify_all()
+        os.close(primary)
+
+    def wait_for(self, pattern: re.Pattern[str]) -> re.Match[str]:
+        """Where `pattern` is found in the output, once it is there."""
+        with self._changed:
+            found = self._changed.wait_for(lambda: pattern.search(self.text), WAIT_S)
+            assert found is not None, self.text
+            return found
+
+
+def pull(url: str, received: list[bytes]) -> None:
+    with (
+        httpx.Client(timeout=WAIT_S, trust_env=False) as http,
+        http.stream("POST", url + "/v1/chat/completions") as response,
+    ):
+        received.extend(response.iter_raw())
 
 
 def wait_until_refused(url: str) -> bool:

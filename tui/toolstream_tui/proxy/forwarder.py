@@ -701,6 +701,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pipe-fd", type=int, required=True)
     parser.add_argument("--config", required=True)
     args = parser.parse_args(argv)
+    # A background process group of the terminal's session: a terminal set to
+    # `tostop` would stop us at our first line on stderr (or fail it once the
+    # watching process is gone), and the clients' streams with us.
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
     quiet_uvicorn_logging()
     tune_garbage_collector()
     give_large_blocks_back_at_once()

@@ -128,7 +128,11 @@ class ProxyServer:
                 command,
                 stdin=subprocess.PIPE,  # closed when this process ends: the forwarder stops
                 pass_fds=(sock.fileno(), write_fd),
-                start_new_session=True,  # a Ctrl-C reaches us; we stop the forwarder
+                # A process group of its own: a Ctrl-C reaches only ours, and we stop
+                # the forwarder. In our session: Linux's autogroup schedules each
+                # session as one group, between which nice does nothing, and the
+                # watching process steps behind the forwarder with nice.
+                process_group=0,
                 env=environment,
             )
         finally:
