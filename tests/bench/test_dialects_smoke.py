@@ -51,6 +51,7 @@ def test_quick_run_checks_and_times_every_stream(tmp_path: Path) -> None:
         assert timing["median_ratio"] == timing["headless_median_s"] / timing["floor_median_s"]
         assert timing["cpu_min_ratio"] == timing["cpu_median_ratio"] == timing["cpu_max_ratio"] > 0
         assert entry["startup"]["pairs"] == 1, name
+        assert ("bound" in entry) is not entry["met"], name  # measured where not met
         assert name in done.stdout
     assert results["meta"]["command"] in done.stdout
     assert str(results_path) in done.stdout
@@ -113,6 +114,24 @@ def test_the_floor_parses_every_event(
     )
     done_event = 1 if stream.dialect == "ai-sdk-ui" else 0  # `[DONE]` is not JSON
     assert int(done.stdout) == stream.events - done_event
+
+
+@pytest.mark.parametrize("name", names())
+def test_the_bound_writes_every_event_it_parsed(
+    dialect_streams: ModuleType, dialects: ModuleType, tmp_path: Path, name: str
+) -> None:
+    stream = dialect_streams.generate(name, TINY_BYTES)
+    path = dialect_streams.write_stream(stream, tmp_path)
+    done = subprocess.run(
+        dialects.bound_argv(stream.framing, path), capture_output=True, check=True
+    )
+    written = json.loads(done.stdout)
+    if stream.framing == "json-array":
+        assert written == json.loads(stream.body)
+    else:
+        done_event = 1 if stream.dialect == "ai-sdk-ui" else 0  # `[DONE]` is not JSON
+        assert len(written) == stream.events - done_event
+        assert all(isinstance(event, dict) for event in written)
 
 
 def test_the_eventstream_floor_checks_both_crcs(

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.commands.test_proxy import ProxyProcess, proxy_process
-from tests.helpers.proxy import WAIT_S
+from tests.helpers.proxy import WAIT_S, HeldStream
 from tests.proxy.test_watcher import wait_until_refused
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.commands.proxy import build_parser, config_of
@@ -27,33 +27,6 @@ WEATHER = load_scenario("weather").rendered
 LONG_DRAIN_S = 60.0
 SHORT_DRAIN = "0.2"
 STOPPED = "toolstream-tui proxy: stopped after 1 request"
-
-
-class HeldStream:
-    """A paced response from the stub that stops before its second event until
-    `release` is set, read by a client thread."""
-
-    def __init__(self) -> None:
-        self.first_sent = threading.Event()
-        self.release = threading.Event()
-        self.received: list[bytes] = []
-        self.error: Exception | None = None
-        self.stub = StubServer("weather", speed=0, before_event=self._hold)
-
-    def _hold(self, k: int) -> None:
-        if k == 1:
-            self.first_sent.set()
-            self.release.wait(WAIT_S)
-
-    def pull(self, url: str) -> None:
-        try:
-            with (
-                httpx.Client(timeout=WAIT_S, trust_env=False) as http,
-                http.stream("POST", url + "/v1/chat/completions") as response,
-            ):
-                self.received.extend(response.iter_raw())
-        except httpx.HTTPError as exc:
-            self.error = exc
 
 
 @contextmanager

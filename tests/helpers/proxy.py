@@ -13,9 +13,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import httpx
 import httpx2
 import uvicorn
 
+from toolstream_stubs import StubServer
 from toolstream_tui.proxy.config import ProxyConfig
 from toolstream_tui.proxy.requests import Change, Listener, RequestList, RequestRecord
 from toolstream_tui.proxy.server import ProxyServer, bind
@@ -31,6 +33,33 @@ SECRETS = {
 }
 QUERY_KEY = "query-proxy-key-0a1b2c3d"
 SECRET_VALUES = ["sk-proxy-bearer-7a6b5c4d", "sk-proxy-xapi-1f2e3d4c", "azure-proxy-key-9e8d7c6b"]
+
+
+class HeldStream:
+    """A paced response from the stub that stops before its second event until
+    `release` is set, read by a client thread."""
+
+    def __init__(self) -> None:
+        self.first_sent = threading.Event()
+        self.release = threading.Event()
+        self.received: list[bytes] = []
+        self.error: Exception | None = None
+        self.stub = StubServer("weather", speed=0, before_event=self._hold)
+
+    def _hold(self, k: int) -> None:
+        if k == 1:
+            self.first_sent.set()
+            self.release.wait(WAIT_S)
+
+    def pull(self, url: str) -> None:
+        try:
+            with (
+                httpx.Client(timeout=WAIT_S, trust_env=False) as http,
+                http.stream("POST", url + "/v1/chat/completions") as response,
+            ):
+                self.received.extend(response.iter_raw())
+        except httpx.HTTPError as exc:
+            self.error = exc
 
 
 class RunningProxy:

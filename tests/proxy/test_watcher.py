@@ -26,7 +26,7 @@ import pytest
 from tests.commands.test_proxy import LISTENING, children_of, proxy_process
 from tests.helpers.cli import console_script
 from tests.helpers.docs_pages import docs_page
-from tests.helpers.proxy import WAIT_S
+from tests.helpers.proxy import WAIT_S, HeldStream
 from toolstream_stubs import StubServer, load_scenario
 from toolstream_tui.core.anomaly_kinds import ANOMALY_KINDS
 from toolstream_tui.proxy.config import SHUTDOWN_GRACE_S, WATCH_BUFFER_BYTES
@@ -35,6 +35,7 @@ from toolstream_tui.proxy.pipe import Exchange, Note, PipeFeed, ResponseEnd, Wat
 from toolstream_tui.sources.base import WATCH_GAP, BodyChunk, ResponseHead
 
 HUGE = load_scenario("huge-args").rendered  # 6 MB
+WEATHER = load_scenario("weather").rendered  # what HeldStream serves
 WATCH_BUFFER = 1 << 20
 REQUESTS = 8  # 49 MB: far past the buffer
 RSS_SLACK = 24 << 20  # what the forwarder may grow by besides the buffer (it held all: 49 MB)
@@ -171,31 +172,20 @@ def test_a_killed_watcher_lets_the_stream_in_flight_end_then_the_forwarder_exits
     """SIGKILL to the watcher 1 event into a paced stream: the client gets the
     whole stream, then the forwarder (in a process group of its own) says why it
     stops and stops."""
-    weather = load_scenario("weather")
-    first_sent, killed = threading.Event(), threading.Event()
-
-    def hold_until_killed(k: int) -> None:
-        if k == 1:
-            first_sent.set()
-            killed.wait(WAIT_S)
-
-    with (
-        StubServer("weather", speed=0, before_event=hold_until_killed) as stub,
-        proxy_process("--upstream", stub.base_url, "--headless") as proxy,
-    ):
+    held = HeldStream()
+    with held.stub, proxy_process("--upstream", held.stub.base_url, "--headless") as proxy:
         [forwarder] = proxy.forwarders
-        received: list[bytes] = []
-        client = threading.Thread(target=pull, args=(proxy.url, received))
+        client = threading.Thread(target=held.pull, args=(proxy.url,))
         client.start()
-        assert first_sent.wait(WAIT_S)
+        assert held.first_sent.wait(WAIT_S)
         proxy.process.kill()
         proxy.process.wait(WAIT_S)
         assert wait_until_refused(proxy.url), "the forwarder went on taking connections"
-        killed.set()  # the rest of the stream, now that the forwarder is stopping
+        held.release.set()  # the rest of the stream, now that the forwarder is stopping
         client.join(WAIT_S)
         assert wait_for_exit(forwarder)
         proxy.wait()
-    assert b"".join(received) == weather.rendered
+    assert held.error is None and b"".join(held.received) == WEATHER
     assert WATCHER_GONE.format(drain=5) in proxy.stderr
 
 
@@ -221,40 +211,32 @@ def test_in_a_terminal_set_to_tostop_a_killed_watcher_still_lets_the_stream_end(
     """`stty tostop` stops a background process group that writes to the terminal,
     and fails the write once that group has lost its parent: the forwarder, in a
     group of its own, still ends the stream in flight and says why it stops."""
-    weather = load_scenario("weather")
-    first_sent, killed = threading.Event(), threading.Event()
-
-    def hold_until_killed(k: int) -> None:
-        if k == 1:
-            first_sent.set()
-            killed.wait(WAIT_S)
-
     primary, secondary = pty.openpty()
     modes = termios.tcgetattr(secondary)
     modes[3] |= termios.TOSTOP
     termios.tcsetattr(secondary, termios.TCSANOW, modes)
     shown = TerminalOutput(primary)
-    with StubServer("weather", speed=0, before_event=hold_until_killed) as stub:
+    held = HeldStream()
+    with held.stub:
         command = [console_script("toolstream-tui"), "proxy", "--listen", "127.0.0.1:0"]
-        command += ["--upstream", stub.base_url, "--headless"]
+        command += ["--upstream", held.stub.base_url, "--headless"]
         shell = subprocess.Popen([sys.executable, "-c", SHELL, os.ttyname(secondary), *command])
         try:
             url = shown.wait_for(LISTENING).group(1)
             [watcher] = children_of(shell.pid)
             [forwarder] = children_of(watcher)
-            received: list[bytes] = []
-            client = threading.Thread(target=pull, args=(url, received))
+            client = threading.Thread(target=held.pull, args=(url,))
             client.start()
-            assert first_sent.wait(WAIT_S)
+            assert held.first_sent.wait(WAIT_S)
             os.kill(watcher, signal.SIGKILL)
-            killed.set()
+            held.release.set()
             client.join(WAIT_S)
             assert wait_for_exit(forwarder)
         finally:
             shell.kill()
             shell.wait(WAIT_S)
             os.close(secondary)
-    assert b"".join(received) == weather.rendered
+    assert held.error is None and b"".join(held.received) == WEATHER
     assert shown.wait_for(re.compile(re.escape(WATCHER_GONE.format(drain=5))))
 
 
@@ -280,14 +262,6 @@ class TerminalOutput:
             found = self._changed.wait_for(lambda: pattern.search(self.text), WAIT_S)
             assert found is not None, self.text
             return found
-
-
-def pull(url: str, received: list[bytes]) -> None:
-    with (
-        httpx.Client(timeout=WAIT_S, trust_env=False) as http,
-        http.stream("POST", url + "/v1/chat/completions") as response,
-    ):
-        received.extend(response.iter_raw())
 
 
 def wait_until_refused(url: str) -> bool:
