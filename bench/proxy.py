@@ -49,7 +49,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -445,7 +446,21 @@ def best_of_alternating(
     return best
 
 
-def stub_throughput(plan: Plan) -> dict[str, Any]:
+# A proxy in front of an upstream URL for as long as the context lasts: its pid
+# (the watching process, whose CPU counts its forwarder's too) and its URL.
+ProxyInFront = Callable[[str], AbstractContextManager[tuple[int, str]]]
+
+
+@contextmanager
+def headless_proxy(upstream_url: str) -> Iterator[tuple[int, str]]:
+    proxy, proxy_url = start_proxy(upstream_url)
+    try:
+        yield proxy.pid, proxy_url
+    finally:
+        stop(proxy)
+
+
+def stub_throughput(plan: Plan, in_front: ProxyInFront = headless_proxy) -> dict[str, Any]:
     """The stub (`toolstream-stub --speed 0`) serving the plan's scenario, read whole
     directly and through a proxy of its own by each reader; the reads take turns."""
     stub, line = start(stub_command(plan.stub_scenario))
@@ -453,15 +468,12 @@ def stub_throughput(plan: Plan) -> dict[str, Any]:
     try:
         endpoint = urlsplit(LISTENING.search(line).group(1))  # type: ignore[union-attr]
         stub_url = f"{endpoint.scheme}://{endpoint.netloc}"
-        proxy, proxy_url = start_proxy(stub_url)
-        try:
+        with in_front(stub_url) as (pid, proxy_url):
             urls = {"direct": stub_url + endpoint.path, "proxied": proxy_url + endpoint.path}
             for reader in READERS:
-                best_of_alternating(urls, 1, proxy.pid, reader.read)  # code loaded
-                best = best_of_alternating(urls, plan.repeat, proxy.pid, reader.read)
+                best_of_alternating(urls, 1, pid, reader.read)  # code loaded
+                best = best_of_alternating(urls, plan.repeat, pid, reader.read)
                 reads[reader.name] = throughput_figures(reader, best)
-        finally:
-            stop(proxy)
     finally:
         stop(stub)
     return {"stub_bytes": reads["socket"]["count"], "stub_reads": reads}
@@ -898,65 +910,92 @@ def paced_through_the_app(
     return latencies, keys
 
 
+@contextmanager
+def request_list(term: Any, upstream_url: str) -> Iterator[tuple[Any, str]]:
+    """`toolstream-tui proxy` with its request list in `term`, in front of
+    `upstream_url`, once the list shows: its process and its URL; `q` at the end."""
+    port = free_port()
+    argv = [sys.executable, "-m", "toolstream_tui", "proxy", "--upstream", upstream_url]
+    process = term.launch([*argv, "--listen", f"127.0.0.1:{port}"])
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while following(frame := term.capture()) is None:
+            if time.monotonic() > deadline:
+                shown = "\n".join(frame.lines[:3])
+                raise SystemExit(f"bench/proxy.py: the request list did not show:\n{shown}")
+        yield process, f"http://127.0.0.1:{port}"
+        term.send_key("q")
+        process.wait_gone(30)
+    finally:
+        process.kill()
+        process.close()
+
+
 def measure_with_app(plan: Plan) -> dict[str, Any]:
     """The paced run through `toolstream-tui proxy` with its request list in tmux
-    (120x40), then again with `f` pressed all the while; then the app's peak RSS."""
+    (120x40), then again with `f` pressed all the while; then the app's peak RSS;
+    then the stub's stream read whole, directly and through the request list."""
     import terminal as tmux_terminal
 
     results: dict[str, Any] = {"plan": asdict(plan), "load_start": load()}
     upstream_command = [sys.executable, str(HERE), "--serve-upstream", "0"]
     upstream, line = start(upstream_command)
     upstream_url = LISTENING.search(line).group(1)  # type: ignore[union-attr]
-    port = free_port()
-    proxy_url = f"http://127.0.0.1:{port}"
-    argv = [sys.executable, "-m", "toolstream_tui", "proxy", "--upstream", upstream_url]
     try:
         with tmux_terminal.Terminal(120, 40) as term:
-            process = term.launch([*argv, "--listen", f"127.0.0.1:{port}"])
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while following(frame := term.capture()) is None:
-                if time.monotonic() > deadline:
-                    shown = "\n".join(frame.lines[:3])
-                    raise SystemExit(f"bench/proxy.py: the request list did not show:\n{shown}")
-            asyncio.run(paced_latencies(upstream_url, WARM_UP))
-            direct = asyncio.run(paced_latencies(upstream_url, plan))
-            results["direct"] = asdict(figures(direct.all))
-            results.update(settled_figures("direct", direct))
-            asyncio.run(paced_latencies(proxy_url, WARM_UP))
-            # First with the list open and nobody at the keys; then again with `f`
-            # pressed, each press followed by captures until the screen answers: that
-            # polling makes tmux redraw the pane at full speed, a load of the bench's
-            # own on the cores the proxy shares, so its latencies are shown apart.
-            before = proxy_cpu(process.pid)
-            latencies, _ = paced_through_the_app(proxy_url, plan, None)
-            after = proxy_cpu(process.pid)
-            if before is not None and after is not None:
-                events = len(latencies.all)
-                spent = [(b - a) / events * 1e6 for a, b in zip(before, after, strict=True)]
-                results["app_cpu_us_per_event"] = spent[0]
-                results["forwarder_cpu_us_per_event"] = spent[1]
-            results["proxied"] = asdict(figures(latencies.all))
-            results.update(settled_figures("proxied", latencies))
-            latencies, keys = paced_through_the_app(proxy_url, plan, term)
-            process.sample_peak()
-            results["pressing"] = asdict(figures(latencies.all))
-            results.update(settled_figures("pressing", latencies))
-            answered = [latency for latency in keys if latency is not None]
-            results["keys"] = {
-                "presses": len(keys),
-                "unanswered": len(keys) - len(answered),
-                "median_ms": statistics.median(answered) if answered else None,
-                "max_ms": max(answered) if answered else None,
-            }
-            results["app_peak_rss_mb"] = process.peak_kb / 1024
-            term.send_key("q")
-            process.wait_gone(30)
-            process.kill()
-            process.close()
+            with request_list(term, upstream_url) as (process, proxy_url):
+                results.update(paced_with_app(plan, term, process, upstream_url, proxy_url))
+
+            @contextmanager
+            def in_front(stub_url: str) -> Iterator[tuple[int, str]]:
+                with request_list(term, stub_url) as (process, url):
+                    yield process.pid, url
+
+            results.update(stub_throughput(plan, in_front))
     finally:
         stop(upstream)
     results["added_median_ms"] = results["proxied"]["median_ms"] - results["direct"]["median_ms"]
     results["load_end"] = load()
+    return results
+
+
+def paced_with_app(
+    plan: Plan, term: Any, process: Any, upstream_url: str, proxy_url: str
+) -> dict[str, Any]:
+    """The paced run directly, through the request list with nobody at the keys, and
+    again with `f` pressed; the app's CPU per event and peak RSS."""
+    results: dict[str, Any] = {}
+    asyncio.run(paced_latencies(upstream_url, WARM_UP))
+    direct = asyncio.run(paced_latencies(upstream_url, plan))
+    results["direct"] = asdict(figures(direct.all))
+    results.update(settled_figures("direct", direct))
+    asyncio.run(paced_latencies(proxy_url, WARM_UP))
+    # First with the list open and nobody at the keys; then again with `f`
+    # pressed, each press followed by captures until the screen answers: that
+    # polling makes tmux redraw the pane at full speed, a load of the bench's
+    # own on the cores the proxy shares, so its latencies are shown apart.
+    before = proxy_cpu(process.pid)
+    latencies, _ = paced_through_the_app(proxy_url, plan, None)
+    after = proxy_cpu(process.pid)
+    if before is not None and after is not None:
+        events = len(latencies.all)
+        spent = [(b - a) / events * 1e6 for a, b in zip(before, after, strict=True)]
+        results["app_cpu_us_per_event"] = spent[0]
+        results["forwarder_cpu_us_per_event"] = spent[1]
+    results["proxied"] = asdict(figures(latencies.all))
+    results.update(settled_figures("proxied", latencies))
+    latencies, keys = paced_through_the_app(proxy_url, plan, term)
+    process.sample_peak()
+    results["pressing"] = asdict(figures(latencies.all))
+    results.update(settled_figures("pressing", latencies))
+    answered = [latency for latency in keys if latency is not None]
+    results["keys"] = {
+        "presses": len(keys),
+        "unanswered": len(keys) - len(answered),
+        "median_ms": statistics.median(answered) if answered else None,
+        "max_ms": max(answered) if answered else None,
+    }
+    results["app_peak_rss_mb"] = process.peak_kb / 1024
     return results
 
 
@@ -1000,6 +1039,9 @@ def app_report(results: dict[str, Any]) -> str:
         f"key f -> the frame showing it, while they stream: median / max {shown} ms "
         f"({keys['presses']} presses, {keys['unanswered']} unanswered)",
         f"peak RSS of the app: {results['app_peak_rss_mb']:.0f} MB",
+        f"throughput of one stream through the request list, read whole (best of "
+        f"{plan['repeat']}, taking turns):",
+        *stub_read_lines(results),
         f"load average at end: {results['load_end']}",
     ]
     return "\n".join(lines)
@@ -1028,17 +1070,7 @@ def report(results: dict[str, Any]) -> str:
             f"watching process {results['watching_cpu_us_per_event']:.0f} us"
         )
     lines.append(f"throughput of one stream, read whole (best of {plan['repeat']}, taking turns):")
-    lines.append(
-        f"  the stub (toolstream-stub --scenario {plan['stub_scenario']} --speed 0), "
-        f"{results['stub_bytes']:,} bytes, read by:"
-    )
-    width = max(len(reader.label) for reader in READERS)
-    for reader in READERS:
-        read = results["stub_reads"][reader.name]
-        lines.append(
-            f"    {reader.label:{width}}  direct {read['direct_seconds']:.3f} s, "
-            f"proxied {read['proxied_seconds']:.3f} s: {read['ratio']:.2f}x of direct"
-        )
+    lines += stub_read_lines(results)
     lines.append(
         throughput_line(
             f"the bench's upstream at wire speed ({WRITE_SIZE // 1024} KiB writes)",
@@ -1049,6 +1081,22 @@ def report(results: dict[str, Any]) -> str:
     )
     lines.append(f"load average at end: {results['load_end']}")
     return "\n".join(lines)
+
+
+def stub_read_lines(results: dict[str, Any]) -> list[str]:
+    plan = results["plan"]
+    lines = [
+        f"  the stub (toolstream-stub --scenario {plan['stub_scenario']} --speed 0), "
+        f"{results['stub_bytes']:,} bytes, read by:"
+    ]
+    width = max(len(reader.label) for reader in READERS)
+    for reader in READERS:
+        read = results["stub_reads"][reader.name]
+        lines.append(
+            f"    {reader.label:{width}}  direct {read['direct_seconds']:.3f} s, "
+            f"proxied {read['proxied_seconds']:.3f} s: {read['ratio']:.2f}x of direct"
+        )
+    return lines
 
 
 def throughput_line(upstream: str, size: int, direct: float, proxied: float) -> str:

@@ -44,6 +44,13 @@ def test_quick_run_measures_latency_and_throughput(tmp_path: Path, bench_proxy: 
     assert results["direct_settled"]["events"] == results["proxied_settled"]["events"] == settled
     assert results["bulk_bytes"] > 0
     assert results["direct_bulk_seconds"] > 0 and results["proxied_bulk_seconds"] > 0
+    assert_every_reader_read_the_stub(results, printed, bench_proxy)
+    assert "added by the proxy" in printed and "toolstream-stub --scenario" in printed
+
+
+def assert_every_reader_read_the_stub(
+    results: dict[str, Any], printed: str, bench_proxy: ModuleType
+) -> None:
     assert results["stub_bytes"] > 0
     reads = results["stub_reads"]
     assert set(reads) == {reader.name for reader in bench_proxy.READERS}
@@ -52,7 +59,6 @@ def test_quick_run_measures_latency_and_throughput(tmp_path: Path, bench_proxy: 
     for read in reads.values():
         assert read["direct_seconds"] > 0 and read["proxied_seconds"] > 0
         assert "{:.2f}x of direct".format(read["ratio"]) in printed
-    assert "added by the proxy" in printed and "toolstream-stub --scenario" in printed
 
 
 @pytest.mark.slow
@@ -81,6 +87,8 @@ def test_quick_run_with_the_request_list_presses_keys(
     assert results["pressing_settled"]["events"] == settled
     assert results["keys"]["presses"] >= 1 and results["app_peak_rss_mb"] > 0
     assert "key f -> the frame" in printed
+    assert "throughput of one stream through the request list" in printed
+    assert_every_reader_read_the_stub(results, printed, bench_proxy)
 
 
 @pytest.mark.slow
