@@ -2,11 +2,12 @@
 FILE` reads the file, frames it and `json.loads` each event's payload, nothing
 else. Kept plain and fast; it imports nothing of the project.
 
-`--bound` does the least any headless run must do besides: it parses with orjson
-(the project's JSON library, whose import is part of every run) and writes what
-it parsed, indented, to stdout (the report holds each call's arguments as text
-and parsed: about twice this). A stream whose bound is past the goal cannot meet
-it, however the project is written.
+`--bound` adds what any headless run must do besides: it parses with orjson (the
+project's JSON library, whose import is part of every run) and writes what it
+parsed, indented, to stdout. Where the events hold little but the calls'
+arguments, that is less than the report writes (each call's arguments as text
+and parsed), so a stream whose bound is past the goal cannot meet it, however
+the project is written.
 
 - sse: split on blank lines, join each event's `data:` lines;
 - ndjson: split lines;

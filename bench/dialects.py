@@ -40,6 +40,10 @@ FLOOR = BENCH / "dialect_floor.py"
 GOAL = 1.3  # headless within 1.3x of its own floor (median of the pairs)
 STARTUP_BYTES = 200  # the tiny stream that measures what starting costs
 STARTUP_PAIRS = 5
+# The bound writes all it parsed: less than the report (each call's arguments as text
+# and parsed) only where the events hold little but the arguments (Gemini's and
+# Ollama's whole calls), not where each small piece comes in an envelope of its own.
+THIN_ENVELOPES = 3
 NET_FLOOR_S = 0.05  # below this the floor is mostly startup, and a net ratio noise
 # cProfile on the headless run, in-process (`run` ends with os._exit, `main` returns):
 # the project's functions by cumulative time, then everything by own time.
@@ -206,7 +210,7 @@ def measure(name: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     entry["startup"] = summary(pairs(tiny.framing, tiny_path, min(args.pairs, STARTUP_PAIRS)))
     entry["net_ratio"] = net_ratio(entry)
     entry["met"] = entry["timing"]["median_ratio"] <= GOAL
-    if not entry["met"]:
+    if not entry["met"] and entry["body_bytes"] <= THIN_ENVELOPES * entry["argument_bytes"]:
         progress(f"{name}: {STARTUP_PAIRS} pairs of floor and the bound")
         against = bound_argv(entry["framing"], path)
         entry["bound"] = summary(pairs(entry["framing"], path, STARTUP_PAIRS, against))
@@ -321,8 +325,10 @@ def report_text(data: dict[str, Any]) -> str:
         "net: (headless - tiny hl) / (floor - tiny fl); start: tiny hl / floor, what starting",
         f"alone costs against the floor's whole run (from {GOAL} up, the goal is out of reach",
         "until the process starts faster); MB: peak RSS (wait4); bound (where the goal is not",
-        "met): the floor's work with orjson's import and what it parsed written out, against",
-        f"the floor: from {GOAL} up, no headless run that writes the report can meet the goal.",
+        f"met and the body is at most {THIN_ENVELOPES}x the arguments): the floor's work with "
+        "orjson's import and",
+        "what it parsed written out, against the floor: less than any headless run that writes",
+        f"the report does; from {GOAL} up, none can meet the goal.",
     ]
     return "\n".join(lines)
 
