@@ -4,6 +4,7 @@ the tool reads."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import pytest
 from tests.helpers.cli import CliRunner, console_script
 from tests.helpers.proxy import WAIT_S
 from tests.helpers.streaming import untimed
+from tests.helpers.waiting import until_true
 from toolstream_stubs import StubServer
 from toolstream_tui.commands.proxy import WATCHER_NICENESS, build_parser, config_of
 from toolstream_tui.proxy.server import bind
@@ -204,6 +206,50 @@ def test_the_forwarder_ends_when_the_proxy_is_killed(stub: StubServer) -> None:
         # The forwarder holds the proxy's stdout and stderr: they close when it ends.
         proxy.wait()
         assert not any(is_forwarder(pid) for pid in proxy.forwarders)
+
+
+WAVE = 32  # requests at once
+KEPT = 4  # --keep: the finished requests the watcher holds stay few
+
+
+def held_by(pid: int) -> tuple[int, int]:
+    """A process's open descriptors and threads (Linux: /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    threads = int(status.split("Threads:", 1)[1].split()[0])
+    return len(os.listdir(f"/proc/{pid}/fd")), threads
+
+
+def send_wave(proxy: ProxyProcess, count: int) -> None:
+    """`count` requests at once, each read whole; then their lines on stdout (the
+    watcher has finished them)."""
+
+    async def send_all() -> None:
+        async with httpx.AsyncClient(timeout=WAIT_S, trust_env=False) as http:
+            sent = [http.post(proxy.url + "/v1/chat/completions") for _ in range(count)]
+            for response in await asyncio.gather(*sent):
+                assert response.status_code == 200
+
+    asyncio.run(send_all())
+    for _ in range(count):
+        assert json.loads(proxy.stdout_line())["status"] == "finished"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts descriptors in /proc")
+def test_finished_requests_leave_no_descriptor_or_thread_behind(stub: StubServer) -> None:
+    """Hours of hundreds of streams: after a first wave (code loaded, pools made,
+    --keep filled), three more waves leave both processes holding what they held."""
+    with proxy_process("--upstream", stub.base_url, "--headless", "--keep", str(KEPT)) as proxy:
+        [forwarder] = proxy.forwarders
+        send_wave(proxy, WAVE)
+        before = held_by(proxy.process.pid), held_by(forwarder)
+        for _ in range(3):
+            send_wave(proxy, WAVE)
+        until_true(
+            lambda: (held_by(proxy.process.pid), held_by(forwarder)) == before,
+            f"the descriptors and threads held after the first wave, {before}",
+        )
+        proxy.process.send_signal(signal.SIGTERM)
+        assert proxy.wait() == 0, proxy.stderr
 
 
 def nice_of(pid: int) -> int:
