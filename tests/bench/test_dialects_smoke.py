@@ -104,34 +104,38 @@ def test_a_report_that_differs_is_told(dialect_streams: ModuleType, dialects: Mo
     ]
 
 
+def run_on_a_tiny_stream(
+    dialect_streams: ModuleType, argv_of: Any, tmp_path: Path, name: str
+) -> tuple[Any, bytes]:
+    """A tiny stream of `name`, and what `argv_of(framing, path)` wrote reading it."""
+    stream = dialect_streams.generate(name, TINY_BYTES)
+    path = dialect_streams.write_stream(stream, tmp_path)
+    done = subprocess.run(argv_of(stream.framing, path), capture_output=True, check=True)
+    return stream, done.stdout
+
+
+def json_events(stream: Any) -> int:
+    return stream.events - (1 if stream.dialect == "ai-sdk-ui" else 0)  # `[DONE]` is not JSON
+
+
 @pytest.mark.parametrize("name", names())
 def test_the_floor_parses_every_event(
     dialect_streams: ModuleType, dialects: ModuleType, tmp_path: Path, name: str
 ) -> None:
-    stream = dialect_streams.generate(name, TINY_BYTES)
-    path = dialect_streams.write_stream(stream, tmp_path)
-    done = subprocess.run(
-        dialects.floor_argv(stream.framing, path), capture_output=True, text=True, check=True
-    )
-    done_event = 1 if stream.dialect == "ai-sdk-ui" else 0  # `[DONE]` is not JSON
-    assert int(done.stdout) == stream.events - done_event
+    stream, printed = run_on_a_tiny_stream(dialect_streams, dialects.floor_argv, tmp_path, name)
+    assert int(printed) == json_events(stream)
 
 
 @pytest.mark.parametrize("name", names())
 def test_the_bound_writes_every_event_it_parsed(
     dialect_streams: ModuleType, dialects: ModuleType, tmp_path: Path, name: str
 ) -> None:
-    stream = dialect_streams.generate(name, TINY_BYTES)
-    path = dialect_streams.write_stream(stream, tmp_path)
-    done = subprocess.run(
-        dialects.bound_argv(stream.framing, path), capture_output=True, check=True
-    )
-    written = json.loads(done.stdout)
+    stream, printed = run_on_a_tiny_stream(dialect_streams, dialects.bound_argv, tmp_path, name)
+    written = json.loads(printed)
     if stream.framing == "json-array":
         assert written == json.loads(stream.body)
     else:
-        done_event = 1 if stream.dialect == "ai-sdk-ui" else 0  # `[DONE]` is not JSON
-        assert len(written) == stream.events - done_event
+        assert len(written) == json_events(stream)
         assert all(isinstance(event, dict) for event in written)
 
 

@@ -11,7 +11,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 import httpx
@@ -48,9 +48,23 @@ def streaming_through_the_proxy(
             client.join(WAIT_S)
 
 
-def test_sigterm_lets_the_stream_in_flight_end_for_its_client() -> None:
-    with streaming_through_the_proxy("--drain", str(LONG_DRAIN_S)) as (held, proxy):
-        proxy.process.send_signal(signal.SIGTERM)
+def sigterm(proxy: ProxyProcess) -> None:
+    proxy.process.send_signal(signal.SIGTERM)
+
+
+def ctrl_c(proxy: ProxyProcess) -> None:
+    """What a terminal does: SIGINT to its foreground process group, the proxy's. The
+    forwarder, in a group of its own, hears of it once, from the watching process
+    (had it the SIGINT too, the watcher's word would be a second signal: cut now)."""
+    os.killpg(proxy.process.pid, signal.SIGINT)
+
+
+@pytest.mark.parametrize("stop", [sigterm, ctrl_c])
+def test_a_stop_lets_the_stream_in_flight_end_for_its_client(
+    stop: Callable[[ProxyProcess], None],
+) -> None:
+    with streaming_through_the_proxy("--drain", str(LONG_DRAIN_S), job=True) as (held, proxy):
+        stop(proxy)
         assert wait_until_refused(proxy.url), "the proxy went on taking connections"
         held.release.set()
         code = proxy.wait()
@@ -59,21 +73,6 @@ def test_sigterm_lets_the_stream_in_flight_end_for_its_client() -> None:
     [line] = proxy.lines
     assert line["status"] == "finished" and line["forwarded_bytes"] == len(WEATHER)
     assert "stopped after 1 request" in proxy.stderr
-
-
-def test_a_ctrl_c_lets_the_stream_in_flight_end_for_its_client() -> None:
-    """A Ctrl-C goes to the terminal's foreground process group, the proxy's; the
-    forwarder, in a group of its own, hears of it once, from the watching process
-    (had it the Ctrl-C too, the watcher's word would be a second signal: cut now)."""
-    with streaming_through_the_proxy("--drain", str(LONG_DRAIN_S), job=True) as (held, proxy):
-        os.killpg(proxy.process.pid, signal.SIGINT)
-        assert wait_until_refused(proxy.url), "the proxy went on taking connections"
-        held.release.set()
-        code = proxy.wait()
-    assert held.error is None and b"".join(held.received) == WEATHER
-    assert code == 0, proxy.stderr
-    [line] = proxy.lines
-    assert line["status"] == "finished" and line["forwarded_bytes"] == len(WEATHER)
 
 
 def test_past_the_drain_the_stream_is_cut_and_the_summary_says_so() -> None:
