@@ -159,10 +159,16 @@ def refused_as_output_failed() -> Iterator[None]:
 def output_failed(failure: OutputFailed, prog: str = CONSOLE_SCRIPT) -> int:
     """Say once why stdout took nothing more, and send the rest nowhere (so the
     flush at exit cannot fail again); the exit code that means it."""
-    with contextlib.suppress(OSError):
-        print(f"{prog}: cannot write to stdout: {failure.reason}", file=sys.stderr)
+    say_if_heard(f"{prog}: cannot write to stdout: {failure.reason}")
     stop_writing_stdout()
     return EXIT_OUTPUT_FAILED
+
+
+def say_if_heard(line: str) -> None:
+    """One line on stderr, where stderr still takes it: a closed terminal or a
+    reader gone must not stop what the line is about."""
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def write_out(text: str) -> None:

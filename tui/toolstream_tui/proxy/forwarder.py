@@ -32,7 +32,7 @@ import uvicorn
 import uvloop
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ..process import prepare_descriptor_table, tune_garbage_collector
+from ..process import prepare_descriptor_table, say_if_heard, tune_garbage_collector
 from ..sources.base import Stopwatch, TransportError
 from ..sources.http import HttpRequest, describe_transport_error
 from ..sources.pacing import InputFirstPacer
@@ -675,7 +675,7 @@ class Forwarder:
             # Killed, or stopped without stopping us: its screen and summary are gone,
             # and a proxy nobody watches is not what was asked for. The requests in
             # flight still end for their clients.
-            print(WATCHER_GONE.format(drain=self.config.shutdown_grace), file=sys.stderr)
+            say_if_heard(WATCHER_GONE.format(drain=self.config.shutdown_grace))
         self.server.should_exit = True
         # uvicorn gives streaming requests the grace period, then the pipe its flush;
         # past both, nothing is worth outliving the watching process for.
@@ -714,10 +714,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         Forwarder(config, sock, args.pipe_fd).run()
     except Exception as exc:  # one line, never a traceback
-        print(
-            f"toolstream-tui proxy: the forwarder failed: {type(exc).__name__}: {exc}",
-            file=sys.stderr,
-        )
+        say_if_heard(f"toolstream-tui proxy: the forwarder failed: {type(exc).__name__}: {exc}")
         return 1
     return 0
 
