@@ -193,6 +193,15 @@ MUTANTS = (
         ("tests/proxy/test_watcher.py", "-k", "tostop"),
     ),
     Mutant(
+        "forwarder-last-words",
+        "a forwarder whose stderr is gone still drains the streams in flight",
+        "proxy/forwarder.py",
+        "say_if_heard(WATCHER_GONE.format(drain=self.config.shutdown_grace))",
+        "print(WATCHER_GONE.format(drain=self.config.shutdown_grace),"
+        ' file=__import__("sys").stderr)',
+        ("tests/proxy/test_watcher.py", "-k", "terminal_is_gone"),
+    ),
+    Mutant(
         "tape-append-after-read",
         "what a tape keeps after a read of it goes on at the body's end",
         "sources/recording.py",
