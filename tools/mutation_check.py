@@ -199,7 +199,7 @@ MUTANTS = (
         "say_if_heard(WATCHER_GONE.format(drain=self.config.shutdown_grace))",
         "print(WATCHER_GONE.format(drain=self.config.shutdown_grace),"
         ' file=__import__("sys").stderr)',
-        ("tests/proxy/test_watcher.py", "-k", "terminal_is_gone"),
+        ("tests/proxy/test_watcher.py", "-k", "killed_watcher_lets and closed"),
     ),
     Mutant(
         "tape-append-after-read",

@@ -168,46 +168,33 @@ def test_a_stopped_watcher_costs_clients_nothing_and_the_forwarder_at_most_its_b
     assert [path.read_bytes() for path in recordings] == [HUGE] * (REQUESTS + 1)
 
 
-def test_a_killed_watcher_lets_the_stream_in_flight_end_then_the_forwarder_exits() -> None:
+@pytest.mark.parametrize("stderr", ["open", "closed"])
+def test_a_killed_watcher_lets_the_stream_in_flight_end_then_the_forwarder_exits(
+    stderr: str,
+) -> None:
     """SIGKILL to the watcher 1 event into a paced stream: the client gets the
     whole stream, then the forwarder (in a process group of its own) says why it
-    stops and stops."""
+    stops and stops. A closed terminal takes the proxy's stderr with the watcher:
+    the forwarder's word cannot be written then, and the stream still ends."""
     held = HeldStream()
     with held.stub, proxy_process("--upstream", held.stub.base_url, "--headless") as proxy:
         [forwarder] = proxy.forwarders
         client = threading.Thread(target=held.pull, args=(proxy.url,))
         client.start()
         assert held.first_sent.wait(WAIT_S)
+        if stderr == "closed":
+            assert proxy.process.stderr is not None
+            proxy.process.stderr.close()  # the forwarder's writes to it now fail (EPIPE)
         proxy.process.kill()
         proxy.process.wait(WAIT_S)
         assert wait_until_refused(proxy.url), "the forwarder went on taking connections"
         held.release.set()  # the rest of the stream, now that the forwarder is stopping
         client.join(WAIT_S)
         assert wait_for_exit(forwarder)
+    assert held.error is None and b"".join(held.received) == WEATHER
+    if stderr == "open":
         proxy.wait()
-    assert held.error is None and b"".join(held.received) == WEATHER
-    assert WATCHER_GONE.format(drain=5) in proxy.stderr
-
-
-def test_a_killed_watcher_whose_terminal_is_gone_still_lets_the_stream_end() -> None:
-    """A closed terminal takes the watcher and the proxy's stderr with it: the
-    forwarder's word on why it stops cannot be written, and the stream in flight
-    still ends for its client."""
-    held = HeldStream()
-    with held.stub, proxy_process("--upstream", held.stub.base_url, "--headless") as proxy:
-        [forwarder] = proxy.forwarders
-        client = threading.Thread(target=held.pull, args=(proxy.url,))
-        client.start()
-        assert held.first_sent.wait(WAIT_S)
-        assert proxy.process.stderr is not None
-        proxy.process.stderr.close()  # writes to it now fail (EPIPE)
-        proxy.process.kill()
-        proxy.process.wait(WAIT_S)
-        assert wait_until_refused(proxy.url), "the forwarder went on taking connections"
-        held.release.set()
-        client.join(WAIT_S)
-        assert wait_for_exit(forwarder)
-    assert held.error is None and b"".join(held.received) == WEATHER
+        assert WATCHER_GONE.format(drain=5) in proxy.stderr
 
 
 # A login shell in miniature: a session with the terminal `argv[1]`, which runs the
