@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -558,7 +559,7 @@ class ClientConnection(HttpToolsProtocol):
             return
         status, body = headers_too_large(self.max_head_bytes)
         head = (
-            f"HTTP/1.1 {status} Request Header Fields Too Large\r\n"
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
             f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
             "connection: close\r\n\r\n"
         )
