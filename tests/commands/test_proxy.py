@@ -258,9 +258,11 @@ def nice_of(pid: int) -> int:
 
 
 def autogroup_of(pid: int) -> str | None:
-    """The scheduling group Linux's autogroup put a process in (None: no autogroup)."""
+    """The scheduling group Linux's autogroup put a process in (None: no autogroup).
+    Some kernels (and sandboxes) have the file but leave it empty."""
     path = Path(f"/proc/{pid}/autogroup")
-    return path.read_text().split()[0] if path.exists() else None
+    words = path.read_text().split() if path.exists() else []
+    return words[0] if words else None
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads priorities in /proc")
