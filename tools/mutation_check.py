@@ -202,6 +202,22 @@ MUTANTS = (
         ("tests/proxy/test_watcher.py", "-k", "killed_watcher_lets and closed"),
     ),
     Mutant(
+        "footer-keys-first",
+        "the stream's first frame does not wait for the footer's keys",
+        "app/screens/stream.py",
+        "KeyFooter(compact=True, keys_held=True)",
+        "KeyFooter(compact=True, keys_held=False)",
+        ("tests/app/test_startup.py", "-k", "first_frame and footer"),
+    ),
+    Mutant(
+        "footer-keys-deadline",
+        "a source that sends nothing still gets the footer's keys",
+        "app/screens/stream.py",
+        "        self.set_timer(KEYS_HELD_AT_MOST_SECONDS, self.footer.show_keys)\n",
+        "",
+        ("tests/app/test_startup.py", "-k", "sends_nothing"),
+    ),
+    Mutant(
         "tape-append-after-read",
         "what a tape keeps after a read of it goes on at the body's end",
         "sources/recording.py",

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.helpers.apps import wait_settled
+from tests.helpers.screen import screen_rows
 from tests.helpers.sse import sse
+from tests.helpers.waiting import until
+from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.app.screens import stream as stream_screen
+from toolstream_tui.sources.base import BodyChunk, ResponseHead, SourceItems
 
 # Loaded when a key, a bundle or --otlp asks for them, never at the start.
 LATER_MODULES = (
@@ -63,3 +72,50 @@ def test_the_first_frame_loads_no_inspector_bundle_or_otlp(tmp_path: Path) -> No
 
 def call_start() -> dict[str, object]:
     return {"index": 0, "id": "c1", "function": {"name": "f", "arguments": '{"a": 1}'}}
+
+
+class GatedSource:
+    """A stream whose head arrives at once and whose text waits for `gate`."""
+
+    label = "gated"
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def items(self) -> SourceItems:
+        yield ResponseHead(200, "text/event-stream", t=0.0)
+        await self.gate.wait()
+        text = {"choices": [{"index": 0, "delta": {"content": "hello"}}]}
+        yield BodyChunk(sse(text, done=True), t=0.1)
+
+
+def footer_row(app: ToolstreamApp) -> str:
+    return screen_rows(app)[-1]
+
+
+async def test_the_footer_builds_its_keys_after_the_streams_first_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Building the footer's keys takes the first frame some 40 ms: they wait until
+    the screen has drawn something of the stream (here, longer than their own
+    deadline would let them)."""
+    monkeypatch.setattr(stream_screen, "KEYS_HELD_AT_MOST_SECONDS", 600.0)
+    source = GatedSource()
+    app = ToolstreamApp(source)
+    async with app.run_test(size=(120, 20)) as pilot:
+        await until(pilot, lambda: app.session.state.http_status == 200, "the response head")
+        await pilot.pause()
+        assert app.stream.footer.keys_held and "Quit" not in footer_row(app)
+        source.gate.set()
+        await wait_settled(app)
+        assert not app.stream.footer.keys_held and "q Quit" in footer_row(app)
+
+
+async def test_a_source_that_sends_nothing_still_gets_its_keys() -> None:
+    """A server that has not answered yet: the keys come after a fifth of a second."""
+    source = GatedSource()
+    app = ToolstreamApp(source)
+    async with app.run_test(size=(120, 20)) as pilot:
+        await until(pilot, lambda: "q Quit" in footer_row(app), "the footer's keys")
+        assert not app.session.state.events
+        source.gate.set()

@@ -69,6 +69,9 @@ DISPLAY_SHARE = 0.5
 BURST_EVENTS = 1_000
 BURST_DISPLAY_SHARE = 0.1
 LONGEST_FRAME_SECONDS = 0.5  # a frame measured longer waited for something else
+# The footer's keys wait for the stream's first frame, or this long for a source
+# that has sent nothing yet.
+KEYS_HELD_AT_MOST_SECONDS = 0.2
 REPORT_NAME = "toolstream-report.json"
 TOAST_PATH_WIDTH = 40
 MAX_BODY_LINES = 20
@@ -260,7 +263,7 @@ class StreamScreen(Screen[None]):
         self.lanes = LaneColumn(id="lanes")
         self.raw_log = RawLog(id="raw-log")
         self.raw_log.display = False
-        self.footer = KeyFooter(compact=True)
+        self.footer = KeyFooter(compact=True, keys_held=True)
 
     def compose(self) -> ComposeResult:
         yield self.status_bar
@@ -274,6 +277,7 @@ class StreamScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.set_interval(TICK_SECONDS, self.tick)
+        self.set_timer(KEYS_HELD_AT_MOST_SECONDS, self.footer.show_keys)
         self.draw(None)
 
     def on_resize(self) -> None:
@@ -296,6 +300,7 @@ class StreamScreen(Screen[None]):
             and self.lanes.at_rest()
             and self.text_pane.caught_up
             and all(lane.is_mounted for lane in self.lanes.lanes.values())
+            and self.footer.keys_settled
         )
 
     def tick(self) -> None:
@@ -392,6 +397,8 @@ class StreamScreen(Screen[None]):
                 complete=state.ended,
                 trailing=state.trailing if over else "",
             )
+        if indexes or self.text_pane.has_text or over:
+            self.footer.show_keys()  # after the frame that first shows the stream
         if self.settled and not self.settled_event.is_set():
             # What this draw changed is laid out and drawn only at the next refresh.
             self.call_after_refresh(self._settled_on_screen)

@@ -25,16 +25,41 @@ class KeyFooter(Footer):
     drops `^p` only at its next rebuild. This one leaves out the keys that do
     not fit whole (`keys_that_fit`) and rebuilds when `^p` comes or goes."""
 
-    def __init__(self, *, compact: bool = False) -> None:
+    def __init__(self, *, compact: bool = False, keys_held: bool = False) -> None:
+        """`keys_held`: no keys until `show_keys` (building them takes a screen's
+        first frame some 40 ms, which the stream's first text need not wait for)."""
         super().__init__(compact=compact)
         self._shown: Hashable | None = None
+        self.keys_held = keys_held
+        self._rebuilding = False
+
+    @property
+    def keys_settled(self) -> bool:
+        """The keys are shown as they stand: none held, no rebuild under way."""
+        return not self.keys_held and not self._rebuilding
+
+    def show_keys(self) -> None:
+        """The keys held back are built, and shown from the next frame."""
+        if self.keys_held:
+            self.keys_held, self._rebuilding = False, True
+            # Built from the footer's own queue: Textual binds each key's data to
+            # the widget whose handler is running.
+            self.call_later(self._build_held_keys)
+
+    def _build_held_keys(self) -> None:
+        self._rebuilding = False
+        if self.is_attached:
+            self.bindings_changed(self.screen)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
+        if self.keys_held:
+            return  # `show_keys` builds them as the bindings then stand
         keys = self.keys_of(screen)
         if keys == self._shown:
             return
         if screen.app.app_focus and self.is_attached and screen is self.screen:
             self._shown = keys  # Textual's footer recomposes only in this case
+            self._rebuilding = True
         super().bindings_changed(screen)
 
     def keys_of(self, screen: Screen[object]) -> Hashable:
@@ -53,6 +78,7 @@ class KeyFooter(Footer):
 
     async def recompose(self) -> None:
         await super().recompose()
+        self._rebuilding = False
         self._fit_keys()
 
     def on_resize(self) -> None:
