@@ -218,6 +218,14 @@ MUTANTS = (
         ("tests/app/test_startup.py", "-k", "sends_nothing"),
     ),
     Mutant(
+        "display-timer-after-quit",
+        "the display timer draws nothing once the app is quitting",
+        "app/screens/stream.py",
+        "        if self.is_attached and self.redraw_due():",
+        "        if self.redraw_due():",
+        ("tests/app/test_app.py", "-k", "quitting"),
+    ),
+    Mutant(
         "tape-append-after-read",
         "what a tape keeps after a read of it goes on at the body's end",
         "sources/recording.py",

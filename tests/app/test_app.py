@@ -29,6 +29,7 @@ from tests.helpers.cli import CliRunner
 from tests.helpers.streaming import untimed
 from toolstream_stubs import StubServer, list_scenarios, load_scenario
 from toolstream_tui.app import ToolstreamApp
+from toolstream_tui.app.screens import stream as stream_screen
 from toolstream_tui.app.screens.stream import (
     BURST_EVENTS,
     TICK_SECONDS,
@@ -586,6 +587,25 @@ def test_redraws_leave_the_loop_to_the_stream_and_keys_as_frames_cost_more() -> 
     assert not redraw_due(0.5, 0.1, BURST_EVENTS + 1), "a burst leaves the stream more"
     assert redraw_due(1.0, 0.1, BURST_EVENTS + 1), "a 100 ms frame in a burst: one a second"
     assert redraw_due(0.1, 0.1, BURST_EVENTS), "a stream a person could read: its share"
+
+
+async def test_the_display_timer_draws_nothing_once_the_app_is_quitting(
+    app_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual runs the screen's timer in a task of its own until the screen's turn
+    to close comes: a draw then mounted the lanes of calls just arrived in an app
+    that no longer styles them (KeyError for the lane's frame colour)."""
+    app = make_app(app_stub, "parallel")
+    async with app.run_test(size=SIZE):
+        await wait_settled(app)
+        screen, ticks = app.stream, []
+        monkeypatch.setattr(screen, "display_tick", lambda: ticks.append(1))
+        monkeypatch.setattr(stream_screen, "redraw_due", lambda *_: True)
+        screen.tick()
+        assert ticks == [1], "while the app runs, the timer draws"
+        app.exit()
+        screen.tick()
+        assert ticks == [1], "once it is quitting, no more"
 
 
 async def test_a_key_holds_the_stream_until_its_effect_is_drawn(app_stub: StubServer) -> None:
