@@ -76,12 +76,16 @@ def eventstream(body: bytes) -> Iterator[memoryview]:
         at += total
 
 
+# The framings that yield each event's payload (a JSON array is scanned whole).
+PAYLOADS = {"sse": sse, "ndjson": ndjson, "eventstream": eventstream}
+
+
 def main(framing: str, path: str) -> int:
     with open(path, "rb") as file:
         body = file.read()
     if framing == "json-array":
         return json_array(body)
-    payloads = {"sse": sse, "ndjson": ndjson, "eventstream": eventstream}[framing](body)
+    payloads = PAYLOADS[framing](body)
     count = 0
     for payload in payloads:
         json.loads(bytes(payload))
@@ -98,8 +102,7 @@ def bound(framing: str, path: str) -> int:
     if framing == "json-array":
         parsed = orjson.loads(body)
     else:
-        payloads = {"sse": sse, "ndjson": ndjson, "eventstream": eventstream}[framing](body)
-        parsed = [orjson.loads(payload) for payload in payloads]
+        parsed = [orjson.loads(payload) for payload in PAYLOADS[framing](body)]
     sys.stdout.buffer.write(orjson.dumps(parsed, option=orjson.OPT_INDENT_2))
     return len(parsed)
 
