@@ -221,7 +221,7 @@ MUTANTS = (
         "display-timer-after-quit",
         "the display timer draws nothing once the app is quitting",
         "app/screens/stream.py",
-        "        if self.is_attached and self.redraw_due():",
+        "        if self.app.is_running and self.redraw_due():",
         "        if self.redraw_due():",
         ("tests/app/test_app.py", "-k", "quitting"),
     ),

@@ -6,6 +6,7 @@ and the core's state, never a copy of the stream kept by a widget."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import Iterable
@@ -46,6 +47,7 @@ from toolstream_tui.watching.options import WatchOptions
 
 SIZE = (120, 40)
 MAX_STEPS = 1000  # a cursor that stops moving fails the loop stepping it, not CI
+SHUTDOWN_POLLS = 3000  # 30 s of 10 ms polls: only a hang reaches it
 
 
 def mode(lane: CallLane) -> str:
@@ -604,8 +606,13 @@ async def test_the_display_timer_draws_nothing_once_the_app_is_quitting(
         screen.tick()
         assert ticks == [1], "while the app runs, the timer draws"
         app.exit()
+        for _ in range(SHUTDOWN_POLLS):  # the app's own loop shuts it down
+            if not app.is_running:
+                break
+            await asyncio.sleep(0.01)
+        assert not app.is_running
         screen.tick()
-        assert ticks == [1], "once it is quitting, no more"
+        assert ticks == [1], "once it is shutting down, no more"
 
 
 async def test_a_key_holds_the_stream_until_its_effect_is_drawn(app_stub: StubServer) -> None:

@@ -305,9 +305,9 @@ class StreamScreen(Screen[None]):
 
     def tick(self) -> None:
         """The display timer: a display tick when the pace allows one. None once the
-        app is quitting: the timer runs in a task of its own until the screen's
+        app is shutting down: the timer runs in a task of its own until the screen's
         turn to close comes, and a lane mounted meanwhile is never styled."""
-        if self.is_attached and self.redraw_due():
+        if self.app.is_running and self.redraw_due():
             self.display_tick()
 
     def display_tick(self) -> None:
